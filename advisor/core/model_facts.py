@@ -1,0 +1,423 @@
+"""What a model costs to run: facts from a GGUF header or from a built-in shape.
+
+`ModelFacts` is the one description of a model the rest of the app uses: weights bytes (total
+and active per token), parameter counts, the attention geometry that sets the KV cache, and
+the per-token KV-cache bytes for each cache type. It is built either from a real file's header
+(`facts_from_gguf`) or from a shape and a quantisation (`facts_from_shape`), through the same
+summary code, so a synthetic file and its shape agree by construction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from advisor.core import quant
+from advisor.core.gguf_file import (
+    SPLIT_NAME,
+    ArraySummary,
+    GgufHeader,
+    InvalidModelError,
+    TensorInfo,
+    ggml_type_name,
+    read_gguf_header,
+    tensor_nbytes,
+)
+from advisor.core.shapes import ModelShape, tensor_layout
+
+# bytes per element of the KV cache for llama.cpp's cache types (-ctk/-ctv)
+KV_CACHE_BYTES_PER_ELEMENT: dict[str, float] = {
+    "f32": 4.0,
+    "f16": 2.0,
+    "bf16": 2.0,
+    "q8_0": 34 / 32,
+    "q5_1": 24 / 32,
+    "q5_0": 22 / 32,
+    "q4_1": 20 / 32,
+    "q4_0": 18 / 32,
+}
+KV_CACHE_TYPES_SHOWN = ("f16", "q8_0", "q4_0")
+
+# architectures whose sliding-window layers follow a fixed period in llama.cpp
+# (llama-model.cpp: hparams.set_swa_pattern(n)); layer il is local when il % n < n - 1
+SWA_PERIOD_BY_ARCH = {"gemma2": 2, "gemma3": 6, "gpt-oss": 2, "cohere2": 4}
+
+# architectures the bundled llama.cpp can load (src/llama-arch.cpp names); a file with another
+# architecture is refused before llama.cpp sees it
+KNOWN_ARCHITECTURES = frozenset(
+    """llama llama4 deci falcon grok gpt2 gptj gptneox mpt baichuan starcoder refact bert
+    modern-bert nomic-bert nomic-bert-moe neo-bert jina-bert-v2 jina-bert-v3 bloom stablelm qwen
+    qwen2 qwen2moe qwen2vl qwen3 qwen3moe qwen3next qwen3vl qwen3vlmoe phi2 phi3 phimoe plamo
+    plamo2 codeshell orion internlm2 minicpm minicpm3 gemma gemma2 gemma3 gemma3n gemma-embedding
+    starcoder2 mamba mamba2 jamba falcon-h1 xverse command-r cohere2 dbrx olmo olmo2 olmoe
+    openelm arctic deepseek deepseek2 chatglm glm4 glm4moe bitnet t5 t5encoder jais nemotron
+    nemotron_h exaone exaone4 rwkv6 rwkv6qwen2 rwkv7 arwkv7 granite granitemoe granitehybrid
+    chameleon wavtokenizer-dec plm bailingmoe bailingmoe2 dots1 arcee ernie4_5 ernie4_5-moe
+    hunyuan-moe hunyuan-dense smollm3 gpt-oss lfm2 lfm2moe dream smallthinker llada llada-moe
+    seed_oss grovemoe apertus minimax-m2 cogvlm rnd1 panguembedded mistral3 afmoe""".split()
+)
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """Everything about a model that sets its speed and its memory needs."""
+
+    architecture: str
+    name: str
+    file_type: str  # "Q4_K_M"
+    n_params: int
+    weights_bytes: int
+    active_params: int
+    active_weights_bytes: int
+    n_layers: int
+    n_embd: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    value_head_dim: int
+    context_length: int
+    vocab_size: int
+    n_ff: int | None = None
+    n_expert: int = 0
+    n_expert_used: int = 0
+    sliding_window: int | None = None
+    n_swa_layers: int = 0
+    kv_heads_per_layer: tuple[int, ...] = field(default=(), repr=False)
+    swa_layers: tuple[bool, ...] = field(default=(), repr=False)
+    bytes_by_type: dict[str, int] = field(default_factory=dict)
+    params_by_type: dict[str, int] = field(default_factory=dict)
+    n_tensors: int = 0
+    file_bytes: int | None = None
+    path: str | None = None
+    source: str = "file"  # "file" or "shape"
+    shape_id: str | None = None
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_expert > 1
+
+    def kv_bytes_per_token(self, cache_type: str = "f16") -> float:
+        """KV-cache bytes one token adds, summed over all layers (K and V)."""
+        per_elem = KV_CACHE_BYTES_PER_ELEMENT[cache_type]
+        return sum(kv * (self.head_dim + self.value_head_dim) * per_elem for kv in self._kv_heads())
+
+    def kv_cache_bytes(self, depth: int, cache_type: str = "f16") -> float:
+        """KV-cache bytes at `depth` tokens of context; sliding-window layers hold their window.
+
+        This is also what one decode step reads from the cache at that depth.
+        """
+        per_elem = KV_CACHE_BYTES_PER_ELEMENT[cache_type]
+        total = 0.0
+        swa = self.swa_layers or (False,) * self.n_layers
+        for kv, local in zip(self._kv_heads(), swa, strict=False):
+            tokens = min(depth, self.sliding_window) if local and self.sliding_window else depth
+            total += tokens * kv * (self.head_dim + self.value_head_dim) * per_elem
+        return total
+
+    def decode_bytes_per_token(self, depth: int = 0, cache_type: str = "f16") -> float:
+        """Bytes one decode step reads: the active weights plus the KV cache at `depth`."""
+        return self.active_weights_bytes + self.kv_cache_bytes(depth, cache_type)
+
+    def flops_per_token(self, depth: int = 0) -> float:
+        """FLOPs to process one token: 2 per active parameter plus attention over `depth`."""
+        attn = 0.0
+        swa = self.swa_layers or (False,) * self.n_layers
+        for local in swa:
+            tokens = min(depth, self.sliding_window) if local and self.sliding_window else depth
+            attn += 2 * tokens * self.n_heads * (self.head_dim + self.value_head_dim)
+        return 2.0 * self.active_params + attn
+
+    def _kv_heads(self) -> tuple[int, ...]:
+        return self.kv_heads_per_layer or (self.n_kv_heads,) * self.n_layers
+
+    def to_json(self) -> dict[str, Any]:
+        """Stable JSON form (SI units: bytes)."""
+        d = asdict(self)
+        d.pop("kv_heads_per_layer")
+        d.pop("swa_layers")
+        d["kv_bytes_per_token"] = self.kv_bytes_per_token("f16")
+        d["kv_bytes_per_token_by_cache_type"] = {
+            t: self.kv_bytes_per_token(t) for t in KV_CACHE_TYPES_SHOWN
+        }
+        d["kv_cache_bytes_at_context"] = self.kv_cache_bytes(self.context_length, "f16")
+        d["is_moe"] = self.is_moe
+        return d
+
+
+# -------------------------------------------------------------------------------------------
+# shared summary
+# -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    name: str
+    shape: tuple[int, ...]
+    type_name: str
+    n_elements: int
+    n_bytes: int
+
+
+def _summarise_tensors(
+    tensors: Sequence[_Tensor], n_expert: int, n_expert_used: int
+) -> dict[str, Any]:
+    n_params = sum(t.n_elements for t in tensors)
+    weights = sum(t.n_bytes for t in tensors)
+    by_type: dict[str, int] = {}
+    params_by_type: dict[str, int] = {}
+    active_params = 0.0
+    active_bytes = 0.0
+    for t in tensors:
+        by_type[t.type_name] = by_type.get(t.type_name, 0) + t.n_bytes
+        params_by_type[t.type_name] = params_by_type.get(t.type_name, 0) + t.n_elements
+        share = 1.0
+        # routed experts: only n_expert_used of n_expert are read per token
+        if n_expert > 1 and "_exps." in t.name:
+            share = n_expert_used / n_expert
+        active_params += t.n_elements * share
+        active_bytes += t.n_bytes * share
+    return {
+        "n_params": n_params,
+        "weights_bytes": weights,
+        "active_params": round(active_params),
+        "active_weights_bytes": round(active_bytes),
+        "bytes_by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1])),
+        "params_by_type": dict(sorted(params_by_type.items(), key=lambda kv: -kv[1])),
+        "n_tensors": len(tensors),
+    }
+
+
+# -------------------------------------------------------------------------------------------
+# from a built-in shape
+# -------------------------------------------------------------------------------------------
+
+
+def mix_context(shape: ModelShape) -> quant.MixContext:
+    """What llama-quantize knows about a model of this shape."""
+    return quant.MixContext(
+        n_layers=shape.n_layers,
+        n_expert=shape.n_expert,
+        n_gqa=max(1, shape.n_heads // max(1, shape.n_kv_heads)),
+        # llama.cpp classes 80-layer llama/qwen2 models as LLM_TYPE_70B
+        is_70b_class=shape.architecture in ("llama", "qwen2") and shape.n_layers == 80,
+    )
+
+
+def typed_layout(shape: ModelShape, quant_label: str) -> list[tuple[str, tuple[int, ...], int]]:
+    """The tensors of a shape with the ggml type llama-quantize gives each: (name, dims, type)."""
+    ftype = quant.file_type(quant_label)
+    layout = tensor_layout(shape)
+    types = [int(t) for t in quant.tensor_types_for(layout, ftype, mix_context(shape))]
+    if shape.native_expert_type:
+        native = int(quant.T[shape.native_expert_type])
+        types = [
+            native if "_exps.weight" in name else t
+            for (name, _), t in zip(layout, types, strict=True)
+        ]
+    return [(name, dims, t) for (name, dims), t in zip(layout, types, strict=True)]
+
+
+def facts_from_shape(shape: ModelShape, quant_label: str) -> ModelFacts:
+    """Model facts for a built-in shape at a quantisation, without any file."""
+    ftype = quant.file_type(quant_label)
+    tensors = []
+    for name, dims, ggml_type in typed_layout(shape, quant_label):
+        n = 1
+        for d in dims:
+            n *= d
+        tensors.append(
+            _Tensor(name, dims, ggml_type_name(ggml_type), n, tensor_nbytes(dims, ggml_type))
+        )
+    summary = _summarise_tensors(tensors, shape.n_expert, shape.n_expert_used)
+    swa = shape.swa_layers()
+    return ModelFacts(
+        architecture=shape.architecture,
+        name=shape.display_name,
+        file_type=ftype.label,
+        n_layers=shape.n_layers,
+        n_embd=shape.n_embd,
+        n_heads=shape.n_heads,
+        n_kv_heads=shape.n_kv_heads,
+        head_dim=shape.head_dim,
+        value_head_dim=shape.value_head_dim,
+        context_length=shape.context_length,
+        vocab_size=shape.vocab_size,
+        n_ff=shape.n_ff_expert if shape.is_moe else shape.n_ff,
+        n_expert=shape.n_expert,
+        n_expert_used=shape.n_expert_used,
+        sliding_window=shape.sliding_window if any(swa) else None,
+        n_swa_layers=sum(swa),
+        swa_layers=swa,
+        source="shape",
+        shape_id=shape.id,
+        **summary,
+    )
+
+
+# -------------------------------------------------------------------------------------------
+# from a GGUF file
+# -------------------------------------------------------------------------------------------
+
+
+def _int(value: Any, default: int | None = None) -> int | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return default
+
+
+def _per_layer(value: Any, n_layers: int) -> tuple[int, ...] | None:
+    """A hyper-parameter that is one number or a per-layer array (e.g. OpenELM's heads)."""
+    if isinstance(value, list) and value and all(isinstance(v, int) for v in value):
+        if len(value) == n_layers:
+            return tuple(int(v) for v in value)
+        return None
+    scalar = _int(value)
+    return None if scalar is None else (scalar,) * n_layers
+
+
+def _tensors_of(headers: Sequence[GgufHeader]) -> list[_Tensor]:
+    out = []
+    for h in headers:
+        for t in h.tensors:
+            out.append(_Tensor(t.name, t.shape, t.type_name, t.n_elements, t.n_bytes))
+    return out
+
+
+def _split_parts(header: GgufHeader) -> list[GgufHeader]:
+    """All parts of a split model, given its first part; refuses a later part."""
+    p = Path(header.path)
+    split_no = _int(header.get("split.no"), 0) or 0
+    split_count = _int(header.get("split.count"), 1) or 1
+    m = SPLIT_NAME.match(p.name)
+    if split_no > 0 or (m and int(m.group("no")) > 1 and split_count > 1):
+        first = f"{m.group('prefix')}-00001-of-{m.group('count')}.gguf" if m else "the first part"
+        raise InvalidModelError(
+            f"{p.name} is part {split_no + 1} of {split_count} of a split model; open the first "
+            f"part ({first}) instead, llama.cpp finds the others next to it."
+        )
+    if split_count <= 1:
+        return [header]
+    if not m:
+        raise InvalidModelError(
+            f"{p.name} is the first of {split_count} parts of a split model, but its name does "
+            "not follow the -00001-of-0000N.gguf pattern, so the other parts cannot be found."
+        )
+    parts = [header]
+    for i in range(2, split_count + 1):
+        part = p.with_name(f"{m.group('prefix')}-{i:05d}-of-{m.group('count')}.gguf")
+        if not part.exists():
+            raise InvalidModelError(
+                f"Part {i} of {split_count} of {p.name} is missing ({part.name} is not next to "
+                "it); download every part into the same folder."
+            )
+        parts.append(read_gguf_header(part))
+    return parts
+
+
+def facts_from_header(header: GgufHeader) -> ModelFacts:
+    """Model facts from a validated GGUF header (and its sibling parts when split)."""
+    name_of_file = Path(header.path).name
+    arch = header.get("general.architecture")
+    if not isinstance(arch, str) or not arch:
+        raise InvalidModelError(
+            f"{name_of_file} has no general.architecture entry, so it is not a llama.cpp "
+            "model (it may be a LoRA adapter, a vocabulary-only or a multimodal projector file)."
+        )
+    if arch not in KNOWN_ARCHITECTURES:
+        raise InvalidModelError(
+            f"{name_of_file} is a '{arch}' model, an architecture the bundled llama.cpp does "
+            "not support; choose a model of a supported architecture (llama, qwen, gemma, ...)."
+        )
+    parts = _split_parts(header)
+    tensors = _tensors_of(parts)
+    if not tensors:
+        raise InvalidModelError(
+            f"{name_of_file} contains no tensors, so it holds no model weights."
+        )
+
+    def hp(key: str, default: Any = None) -> Any:
+        return header.get(f"{arch}.{key}", default)
+
+    n_layers = _int(hp("block_count"))
+    n_embd = _int(hp("embedding_length"))
+    if not n_layers or not n_embd or n_layers <= 0 or n_embd <= 0:
+        raise InvalidModelError(
+            f"{name_of_file} lacks its layer count or embedding size ({arch}.block_count, "
+            f"{arch}.embedding_length); the file is damaged or not a complete model."
+        )
+    heads = _per_layer(hp("attention.head_count"), n_layers)
+    kv_heads = _per_layer(hp("attention.head_count_kv"), n_layers) or heads
+    n_heads = max(heads) if heads else 0
+    n_kv = max(kv_heads) if kv_heads else 0
+    head_dim = _int(hp("attention.key_length")) or (n_embd // n_heads if n_heads else 0)
+    value_dim = _int(hp("attention.value_length")) or head_dim
+    vocab = hp("vocab_size")
+    tokens = header.get("tokenizer.ggml.tokens")
+    if isinstance(tokens, (list, ArraySummary)):
+        vocab = len(tokens)
+    if not _int(vocab):
+        embd = next((t for t in tensors if t.name == "token_embd.weight"), None)
+        vocab = embd.shape[1] if embd and len(embd.shape) > 1 else 0
+    n_ff_raw = hp("expert_feed_forward_length") or hp("feed_forward_length")
+    n_ff = max(n_ff_raw) if isinstance(n_ff_raw, list) and n_ff_raw else _int(n_ff_raw)
+    n_expert = _int(hp("expert_count"), 0) or 0
+    n_expert_used = _int(hp("expert_used_count"), 0) or 0
+    window = _int(hp("attention.sliding_window"))
+    swa: tuple[bool, ...] = (False,) * n_layers
+    pattern = hp("attention.sliding_window_pattern")
+    if window:
+        if isinstance(pattern, list) and len(pattern) == n_layers:
+            swa = tuple(bool(v) for v in pattern)
+        elif arch in SWA_PERIOD_BY_ARCH:
+            period = _int(pattern) or SWA_PERIOD_BY_ARCH[arch]
+            swa = tuple(il % period < period - 1 for il in range(n_layers))
+    file_type = quant.file_type_label(_int(header.get("general.file_type")))
+    summary = _summarise_tensors(tensors, n_expert, n_expert_used)
+    if file_type is None:
+        dominant = next(iter(summary["bytes_by_type"]), "unknown")
+        file_type = f"mostly {dominant}"
+    name = header.get("general.name")
+    return ModelFacts(
+        architecture=arch,
+        name=name if isinstance(name, str) and name else Path(header.path).stem,
+        file_type=file_type,
+        n_layers=n_layers,
+        n_embd=n_embd,
+        n_heads=n_heads,
+        n_kv_heads=n_kv,
+        head_dim=head_dim,
+        value_head_dim=value_dim,
+        context_length=_int(hp("context_length"), 0) or 0,
+        vocab_size=_int(vocab, 0) or 0,
+        n_ff=n_ff,
+        n_expert=n_expert,
+        n_expert_used=n_expert_used,
+        sliding_window=window if any(swa) else None,
+        n_swa_layers=sum(swa),
+        kv_heads_per_layer=kv_heads or (),
+        swa_layers=swa,
+        file_bytes=sum(h.file_bytes for h in parts),
+        path=header.path,
+        source="file",
+        **summary,
+    )
+
+
+def facts_from_gguf(path: str | Path) -> ModelFacts:
+    """Read a GGUF file's header (never its weights) and return the model's facts."""
+    return facts_from_header(read_gguf_header(path))
+
+
+_SIZE_IN_NAME = re.compile(r"(\d+(?:\.\d+)?)\s*[bB]\b")
+
+
+def tensor_table(header: GgufHeader) -> list[TensorInfo]:
+    """The header's tensors, largest first (for a detailed view)."""
+    return sorted(header.tensors, key=lambda t: -t.n_bytes)

@@ -1,0 +1,65 @@
+"""Where the app keeps its files: one place, built on platformdirs.
+
+`ADVISOR_HOME` overrides everything (tests and portable installs): data, cache, logs and
+config then live in sub-folders of it. Nothing is ever written beside the executable.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+APP_DIR_NAME = "llm-hardware-advisor"
+APP_AUTHOR = "LLMHardwareAdvisor"
+
+
+@dataclass(frozen=True)
+class AppPaths:
+    """The app's folders. Create them with `ensure()` before writing."""
+
+    data: Path
+    cache: Path
+    logs: Path
+    config: Path
+
+    @property
+    def history_file(self) -> Path:
+        return self.data / "history.json"
+
+    @property
+    def settings_file(self) -> Path:
+        return self.config / "settings.json"
+
+    @property
+    def synthetic_models(self) -> Path:
+        return self.cache / "synthetic"
+
+    @property
+    def log_file(self) -> Path:
+        return self.logs / "advisor.log"
+
+    @property
+    def hardware_cache(self) -> Path:
+        return self.cache / "hardware.json"
+
+    def ensure(self) -> AppPaths:
+        for p in (self.data, self.cache, self.logs, self.config, self.synthetic_models):
+            p.mkdir(parents=True, exist_ok=True)
+        return self
+
+
+def app_paths(home: str | os.PathLike[str] | None = None) -> AppPaths:
+    """The app's folders: under `home` or $ADVISOR_HOME if given, else the OS conventions."""
+    root = home or os.environ.get("ADVISOR_HOME")
+    if root:
+        base = Path(root).expanduser()
+        return AppPaths(base / "data", base / "cache", base / "logs", base / "config")
+    return AppPaths(
+        data=Path(platformdirs.user_data_dir(APP_DIR_NAME, APP_AUTHOR)),
+        cache=Path(platformdirs.user_cache_dir(APP_DIR_NAME, APP_AUTHOR)),
+        logs=Path(platformdirs.user_log_dir(APP_DIR_NAME, APP_AUTHOR)),
+        config=Path(platformdirs.user_config_dir(APP_DIR_NAME, APP_AUTHOR)),
+    )

@@ -1,0 +1,201 @@
+"""Workloads: the situations people run LLMs in, and what they cost in time.
+
+The five presets are the five situations of the seed article (one user chatting, a long
+document in, a long chat history, many users at once, a coding agent); `custom` takes any
+numbers. A workload is prompt tokens, answer tokens, history already in the KV cache,
+concurrent streams and requests per day.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict, dataclass, replace
+
+from advisor.core import ceilings
+from advisor.core.model_facts import ModelFacts
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One way of using a model, in tokens."""
+
+    id: str
+    label: str
+    description: str
+    prompt_tokens: int
+    answer_tokens: int
+    history_tokens: int = 0
+    concurrency: int = 1
+    requests_per_day: int = 50
+
+    def decode_depth_tokens(self) -> int:
+        """Average KV-cache depth while the answer is written."""
+        return self.history_tokens + self.prompt_tokens + self.answer_tokens // 2
+
+    def prefill_depth_tokens(self) -> int:
+        """Average KV-cache depth while the prompt is read."""
+        return self.history_tokens + self.prompt_tokens // 2
+
+    def context_tokens(self) -> int:
+        """Context the KV cache must hold at the end of a request."""
+        return self.history_tokens + self.prompt_tokens + self.answer_tokens
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+PRESETS: dict[str, Workload] = {
+    w.id: w
+    for w in (
+        Workload(
+            "chat",
+            "Chat",
+            "One person chatting: short prompt, long answer.",
+            prompt_tokens=300,
+            answer_tokens=500,
+            history_tokens=0,
+            concurrency=1,
+            requests_per_day=60,
+        ),
+        Workload(
+            "summarise",
+            "Summarise a document",
+            "A long document in (about 20,000 tokens), a short summary out.",
+            prompt_tokens=20_000,
+            answer_tokens=200,
+            history_tokens=0,
+            concurrency=1,
+            requests_per_day=20,
+        ),
+        Workload(
+            "long-chat",
+            "Long chat",
+            "The same chat with 32,768 tokens of history.",
+            prompt_tokens=300,
+            answer_tokens=500,
+            history_tokens=32_768,
+            concurrency=1,
+            requests_per_day=60,
+        ),
+        Workload(
+            "many-users",
+            "Many users",
+            "32 people at once, each chatting.",
+            prompt_tokens=300,
+            answer_tokens=500,
+            history_tokens=0,
+            concurrency=32,
+            requests_per_day=2_000,
+        ),
+        Workload(
+            "coding-agent",
+            "Coding agent",
+            "An agent with a large context, many turns a day.",
+            prompt_tokens=4_000,
+            answer_tokens=400,
+            history_tokens=12_000,
+            concurrency=1,
+            requests_per_day=300,
+        ),
+    )
+}
+
+
+class UnknownWorkloadError(ValueError):
+    """A workload name that is not a preset."""
+
+
+def get_workload(name: str) -> Workload:
+    """A preset workload by id ('chat', 'summarise', ...), case-insensitively."""
+    key = name.strip().lower().replace("_", "-").replace(" ", "-")
+    key = {
+        "summarize": "summarise",
+        "longchat": "long-chat",
+        "many": "many-users",
+        "agent": "coding-agent",
+        "coding": "coding-agent",
+    }.get(key, key)
+    if key in PRESETS:
+        return PRESETS[key]
+    close = difflib.get_close_matches(key, list(PRESETS), n=2, cutoff=0.3)
+    hint = f" Did you mean {' or '.join(close)}?" if close else ""
+    raise UnknownWorkloadError(
+        f"Unknown workload '{name}'.{hint} Choose one of: {', '.join(PRESETS)}, or custom."
+    )
+
+
+def custom_workload(
+    prompt_tokens: int,
+    answer_tokens: int,
+    history_tokens: int = 0,
+    concurrency: int = 1,
+    requests_per_day: int = 50,
+) -> Workload:
+    """A workload with the user's own numbers."""
+    if min(prompt_tokens, answer_tokens, history_tokens) < 0 or concurrency < 1:
+        raise ValueError("token counts must be >= 0 and concurrency >= 1")
+    return Workload(
+        "custom",
+        "Custom",
+        "Your own numbers.",
+        prompt_tokens,
+        answer_tokens,
+        history_tokens,
+        concurrency,
+        requests_per_day,
+    )
+
+
+def with_depth(workload: Workload, history_tokens: int) -> Workload:
+    return replace(workload, history_tokens=history_tokens)
+
+
+@dataclass(frozen=True)
+class WorkloadCeiling:
+    """What the physics allows for one workload on one device (no efficiency losses)."""
+
+    ttft_s: float
+    prefill_tps: float
+    decode_tps_per_user: float
+    decode_tps_aggregate: float
+    request_s: float
+    wait_per_day_s: float
+    decode_limited_by: str
+
+
+def workload_ceiling(
+    facts: ModelFacts,
+    workload: Workload,
+    bandwidth_bytes_per_s: float,
+    peak_flops_per_s: float,
+    cache_type: str = "f16",
+) -> WorkloadCeiling:
+    """Time to first token, decode speed and request time at the physical ceilings."""
+    prefill_tps = ceilings.prefill_ceiling_tps(
+        peak_flops_per_s,
+        facts.active_params,
+        facts.flops_per_token(workload.prefill_depth_tokens()) - 2.0 * facts.active_params,
+    )
+    depth = workload.decode_depth_tokens()
+    kv_per_stream = facts.kv_cache_bytes(depth, cache_type)
+    compute_tps = peak_flops_per_s / facts.flops_per_token(depth)
+    batched = ceilings.batched_decode_ceiling(
+        workload.concurrency,
+        bandwidth_bytes_per_s,
+        facts.active_weights_bytes,
+        kv_per_stream,
+        compute_tps,
+    )
+    # with B users, each prompt waits for its share of the prefill throughput
+    t = ceilings.request_time(
+        workload.prompt_tokens, workload.answer_tokens, prefill_tps, batched.per_stream_tps
+    )
+    return WorkloadCeiling(
+        ttft_s=t.ttft_s,
+        prefill_tps=prefill_tps,
+        decode_tps_per_user=batched.per_stream_tps,
+        decode_tps_aggregate=batched.aggregate_tps,
+        request_s=t.request_s,
+        wait_per_day_s=t.request_s * workload.requests_per_day,
+        decode_limited_by=batched.limited_by,
+    )
