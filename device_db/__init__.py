@@ -1,0 +1,1 @@
+"""The device catalogue: curated, cited device specifications (data in devices/*.json)."""
