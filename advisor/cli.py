@@ -194,6 +194,100 @@ def cmd_shapes(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_devices(args: argparse.Namespace) -> int:
+    from advisor.core.catalogue import load_catalogue
+
+    catalogue = load_catalogue()
+    devices = catalogue.search(args.search) if args.search else list(catalogue)
+    if args.search and not devices:
+        raise UserError(
+            f"No catalogued device matches '{args.search}'. Closest: "
+            f"{', '.join(catalogue.closest(args.search))}."
+        )
+    if args.json:
+        print_json([d.to_json() for d in devices])
+        return EXIT_OK
+    rows = []
+    for d in devices:
+        tensor = f"{d.fp16_tensor_tflops:g}" if d.fp16_tensor_tflops else "-"
+        fp32 = (
+            f"{d.fp32_tflops:g}{'*' if d.fp32_tflops_is_estimate else ''}" if d.fp32_tflops else "-"
+        )
+        mem = "/".join(f"{m:g}" for m in d.memory_sizes_gb)
+        price = f"${d.launch_price_usd:,.0f}" if d.launch_price_usd else "-"
+        rows.append(
+            [
+                d.name,
+                d.class_label,
+                d.release_year,
+                mem,
+                d.memory_type,
+                f"{d.memory_bandwidth_gbs:,.0f}",
+                fp32,
+                tensor,
+                price,
+                d.usual_backend,
+            ]
+        )
+    print(
+        format_table(
+            [
+                "device",
+                "class",
+                "year",
+                "memory GB",
+                "type",
+                "GB/s",
+                "FP32 TF",
+                "FP16 tensor TF",
+                "launch",
+                "backend",
+            ],
+            rows,
+            right=(2, 5, 6, 7, 8),
+        )
+    )
+    print(
+        f"\n{len(devices)} devices. * = estimate (vendor publishes none). Sources: "
+        "advisor devices --search NAME --json"
+    )
+    return EXIT_OK
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from advisor.bench.synth import SynthError, write_synthetic_gguf
+    from advisor.core.units import fmt_bytes
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\rwriting {done / total:5.1%} of {fmt_bytes(total)}", end="", file=sys.stderr)
+
+    try:
+        result = write_synthetic_gguf(
+            args.out, args.shape, args.quant, n_layers=args.layers, progress=progress
+        )
+    except SynthError as exc:
+        raise RunFailed(str(exc)) from exc
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    if args.json:
+        print_json(
+            {
+                "path": str(result.path),
+                "file_bytes": result.file_bytes,
+                "shape": result.shape_id,
+                "quant": result.quant,
+                "n_layers": result.n_layers,
+            }
+        )
+    else:
+        print(
+            f"wrote {result.path} ({fmt_bytes(result.file_bytes)}): {result.shape_id} "
+            f"{result.quant}, {result.n_layers} layers, random weights"
+        )
+    return EXIT_OK
+
+
 # -------------------------------------------------------------------------------------------
 # parser and entry points
 # -------------------------------------------------------------------------------------------
@@ -221,6 +315,19 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("shapes", help="built-in model shapes and their sizes per quantisation")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=cmd_shapes)
+
+    d = sub.add_parser("devices", help="the device catalogue (GPUs, Apple chips, CPUs)")
+    d.add_argument("--search", metavar="TEXT", help="only devices matching TEXT, best match first")
+    d.add_argument("--json", action="store_true", help="machine-readable output")
+    d.set_defaults(func=cmd_devices)
+
+    y = sub.add_parser("synth", help="write a random-weight GGUF of a real model's shape")
+    y.add_argument("out", help="the .gguf file to write")
+    y.add_argument("--shape", required=True, help="a built-in shape (see 'advisor shapes')")
+    y.add_argument("--quant", default="q4_0", help="quantisation, e.g. q4_0, q4_k_m, q8_0, f16")
+    y.add_argument("--layers", type=int, help="fewer layers than the real model, for quick tests")
+    y.add_argument("--json", action="store_true", help="machine-readable output")
+    y.set_defaults(func=cmd_synth)
     return p
 
 
@@ -259,6 +366,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as exc:  # a bug of ours: one line for the user, the traceback in the log
+        import logging
+
+        from advisor.core.logs import setup_logging
+        from advisor.core.paths import app_paths
+
+        paths = app_paths()
+        setup_logging(paths, component="cli")
+        logging.getLogger("advisor.cli").exception("unexpected error in %s", argv)
+        print(
+            f"advisor: unexpected error ({exc.__class__.__name__}: {exc}); details are in "
+            f"{paths.log_file}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
 
 
 def gui_main(model: str | None = None) -> int:

@@ -1,0 +1,1 @@
+"""Everything that touches llama.cpp: the measuring loop, the child process, synthetic models."""

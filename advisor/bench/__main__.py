@@ -1,0 +1,4 @@
+from advisor.bench.child import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,206 @@
+"""Export runs as CSV, JSON and Markdown, with the llama-bench command that reproduces them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shlex
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from advisor.core.results import RunResult, TestResult, json_safe
+from advisor.core.units import GB, GiB
+
+CSV_COLUMNS = (
+    "run_id",
+    "created_at",
+    "model",
+    "file_type",
+    "weights_bytes",
+    "device",
+    "backend",
+    "threads",
+    "gpu_layers",
+    "test",
+    "kind",
+    "n_prompt",
+    "n_gen",
+    "depth",
+    "batch",
+    "tokens_per_s",
+    "stddev",
+    "per_stream_tps",
+    "bytes_per_token",
+    "achieved_bandwidth_bytes_per_s",
+    "decode_ceiling_tps",
+    "efficiency",
+    "achieved_flops_per_s",
+    "prefill_ceiling_tps",
+    "other_cpu_load",
+    "busy",
+    "noisy",
+)
+
+
+def llama_bench_command(run: RunResult) -> str:
+    """The llama-bench command line that measures the same tests with the same settings."""
+    c = run.config
+    model = c.model_path or "MODEL.gguf"
+    args = ["llama-bench", "-m", model]
+    pp = [str(p) for p in c.n_prompt if p]
+    tg = [str(g) for g in c.n_gen if g]
+    args += ["-p", ",".join(pp) if pp else "0", "-n", ",".join(tg) if tg else "0"]
+    if any(d for d in c.depths):
+        args += ["-d", ",".join(str(d) for d in c.depths)]
+    args += ["-r", str(c.reps)]
+    if c.threads:
+        args += ["-t", str(c.threads)]
+    if c.gpu_layers is not None:
+        args += ["-ngl", str(c.gpu_layers)]
+    if c.n_batch != 2048:
+        args += ["-b", str(c.n_batch)]
+    if c.n_ubatch != 512:
+        args += ["-ub", str(c.n_ubatch)]
+    if c.flash_attn != "auto":
+        args += ["-fa", "1" if c.flash_attn == "on" else "0"]
+    if c.cache_type_k != "f16":
+        args += ["-ctk", c.cache_type_k]
+    if c.cache_type_v != "f16":
+        args += ["-ctv", c.cache_type_v]
+    if not c.use_mmap:
+        args += ["-mmp", "0"]
+    command = shlex.join(args)
+    batches = [str(b) for b in c.batches if b > 1]
+    if batches and tg:
+        command += (
+            f"\n# batched decode (tg{tg[0]}x{batches[0]} ...): llama-batched-bench -m "
+            f"{shlex.quote(model)} -npp 1 -ntg {tg[0]} -npl {','.join(batches)}"
+        )
+    return command
+
+
+def _device(run: RunResult) -> str:
+    return str(run.hardware.get("device_name") or run.config.device_name or "")
+
+
+def _backend(run: RunResult) -> str:
+    return ",".join(run.llama.get("backends") or [])
+
+
+def to_json_text(runs: Sequence[RunResult]) -> str:
+    data = [json_safe(r.to_json()) for r in runs]
+    return json.dumps(data[0] if len(data) == 1 else data, indent=2, ensure_ascii=False)
+
+
+def to_csv_text(runs: Sequence[RunResult]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for run in runs:
+        for t in run.tests:
+            writer.writerow(
+                [
+                    run.id,
+                    time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(run.created_at)),
+                    run.model.get("name"),
+                    run.model.get("file_type"),
+                    run.model.get("weights_bytes"),
+                    _device(run),
+                    _backend(run),
+                    run.llama.get("threads"),
+                    run.llama.get("gpu_layers"),
+                    t.name,
+                    t.kind,
+                    t.n_prompt,
+                    t.n_gen,
+                    t.depth,
+                    t.batch,
+                    _num(t.tokens_per_s),
+                    _num(t.stddev),
+                    _num(t.per_stream_tps),
+                    _num(t.bytes_per_token),
+                    _num(t.achieved_bandwidth_bytes_per_s),
+                    _num(t.decode_ceiling_tps),
+                    _num(t.efficiency),
+                    _num(t.achieved_flops_per_s),
+                    _num(t.prefill_ceiling_tps),
+                    _num(t.other_cpu_load),
+                    run.busy,
+                    run.noisy,
+                ]
+            )
+    return buf.getvalue()
+
+
+def _num(v: float | None) -> str:
+    return "" if v is None else f"{v:.6g}"
+
+
+def _ceiling_cell(t: TestResult) -> str:
+    if t.kind == "decode" and t.decode_ceiling_tps:
+        return f"{t.decode_ceiling_tps:.1f}"
+    if t.kind == "prefill" and t.prefill_ceiling_tps:
+        return f"{t.prefill_ceiling_tps:.0f}"
+    return "n/a"
+
+
+def to_markdown(run: RunResult) -> str:
+    """A llama-bench-like table with the ceiling columns, the notes and the command line."""
+    m = run.model
+    size = f"{(m.get('weights_bytes') or 0) / GiB:.2f} GiB"
+    params = f"{(m.get('n_params') or 0) / 1e9:.2f} B"
+    lines = [
+        f"# {m.get('name')} ({m.get('file_type')}) on {_device(run) or 'this machine'}",
+        "",
+        f"Run {run.id}, {time.strftime('%Y-%m-%d %H:%M', time.localtime(run.created_at))}; "
+        f"llama-cpp-python {run.llama.get('llama_cpp_python_version', '?')}, backend "
+        f"{_backend(run) or '?'}, {run.llama.get('threads')} threads, "
+        f"{run.config.reps} repetitions.",
+        "",
+        "| model | size | params | backend | test | t/s | ceiling t/s | efficiency | GB/s moved |",
+        "|---|---|---|---|---|---:|---:|---:|---:|",
+    ]
+    for t in run.tests:
+        eff = f"{t.efficiency:.0%}" if t.efficiency else "n/a"
+        bw = (
+            f"{t.achieved_bandwidth_bytes_per_s / GB:.1f}"
+            if t.achieved_bandwidth_bytes_per_s
+            else ""
+        )
+        lines.append(
+            f"| {m.get('architecture')} {m.get('file_type')} | {size} | {params} | {_backend(run)} "
+            f"| {t.name} | {t.tokens_per_s:.2f} ± {t.stddev:.2f} | {_ceiling_cell(t)} "
+            f"| {eff} | {bw} |"
+        )
+    if run.notes:
+        lines += ["", *[f"> {n}" for n in run.notes]]
+    lines += [
+        "",
+        "Reproduce with llama.cpp's own tool:",
+        "",
+        "```",
+        llama_bench_command(run),
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def export_runs(runs: Sequence[RunResult], path: str | Path) -> Path:
+    """Write runs in the format the file name's extension asks for (.csv, .json, .md)."""
+    from advisor.core.atomic import atomic_write_text
+
+    p = Path(path)
+    ext = p.suffix.lower()
+    if ext == ".csv":
+        text = to_csv_text(runs)
+    elif ext == ".json":
+        text = to_json_text(runs)
+    elif ext in (".md", ".markdown"):
+        text = "\n\n".join(to_markdown(r) for r in runs)
+    else:
+        raise ValueError(f"Cannot export to '{p.suffix}'; use .csv, .json or .md.")
+    atomic_write_text(p, text)
+    return p

@@ -1,0 +1,87 @@
+"""The history of benchmark runs: one JSON file per run, written atomically.
+
+One file per run means saving a run never rewrites the others: a crash, a kill or a full
+disk while saving can lose at most the run being saved, never the history. A file that cannot
+be read is moved aside (never silently deleted) and reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from advisor.core.atomic import atomic_write_text
+from advisor.core.results import RunResult, json_safe
+
+
+class HistoryError(OSError):
+    """The history could not be written; the message is one sentence for the user."""
+
+
+@dataclass
+class LoadReport:
+    runs: list[RunResult] = field(default_factory=list)
+    set_aside: list[str] = field(default_factory=list)  # damaged files, renamed *.corrupt
+
+
+class History:
+    """Saved runs in a folder (data/runs/<id>.json)."""
+
+    def __init__(self, folder: str | os.PathLike[str]):
+        self.folder = Path(folder)
+
+    def _path(self, run_id: str) -> Path:
+        safe = "".join(c for c in run_id if c.isalnum() or c in "-_")
+        return self.folder / f"{safe}.json"
+
+    def save(self, run: RunResult) -> Path:
+        """Save (or replace) a run atomically."""
+        path = self._path(run.id)
+        text = json.dumps(json_safe(run.to_json()), indent=1, ensure_ascii=False)
+        try:
+            atomic_write_text(path, text)
+        except OSError as exc:
+            reason = "the disk is full" if exc.errno == 28 else (exc.strerror or str(exc))
+            raise HistoryError(
+                f"The run could not be saved ({reason}); earlier runs are untouched. "
+                "Free some space and export the result instead."
+            ) from exc
+        return path
+
+    def load(self) -> LoadReport:
+        """All runs, newest first; unreadable files are set aside and named in the report."""
+        report = LoadReport()
+        if not self.folder.is_dir():
+            return report
+        for path in sorted(self.folder.glob("*.json")):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                report.runs.append(RunResult.from_json(data))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                aside = path.with_name(f"{path.stem}.{time.strftime('%Y%m%d-%H%M%S')}.corrupt")
+                try:
+                    path.rename(aside)
+                    report.set_aside.append(
+                        f"{path.name} ({exc.__class__.__name__}) -> {aside.name}"
+                    )
+                except OSError:
+                    report.set_aside.append(f"{path.name} ({exc.__class__.__name__}), not moved")
+        report.runs.sort(key=lambda r: r.created_at, reverse=True)
+        return report
+
+    def get(self, run_id: str) -> RunResult | None:
+        path = self._path(run_id)
+        try:
+            return RunResult.from_json(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def delete(self, run_id: str) -> bool:
+        try:
+            self._path(run_id).unlink()
+            return True
+        except FileNotFoundError:
+            return False

@@ -1,0 +1,41 @@
+"""Logging, set up once at the entry point: a rotating file in the app's log folder."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import platform
+import sys
+
+from advisor.core.paths import AppPaths
+
+_configured = False
+
+
+def setup_logging(paths: AppPaths, *, level: int = logging.INFO, component: str = "app") -> None:
+    """Log to logs/advisor.log (1 MB x 3 files) and write a start-up line with versions."""
+    global _configured
+    if _configured:
+        return
+    paths.logs.mkdir(parents=True, exist_ok=True)
+    handler = logging.handlers.RotatingFileHandler(
+        paths.log_file, maxBytes=1_000_000, backupCount=3, encoding="utf-8", delay=True
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(level)
+    _configured = True
+    from advisor import __version__
+
+    logging.getLogger("advisor").info(
+        "start %s: advisor %s, Python %s, %s %s (%s)",
+        component,
+        __version__,
+        platform.python_version(),
+        platform.system(),
+        platform.release(),
+        platform.machine(),
+    )
+    if getattr(sys, "frozen", False):
+        logging.getLogger("advisor").info("frozen app at %s", sys.executable)

@@ -1,0 +1,1 @@
+"""The desktop app: PySide6 + pyqtgraph panels over the core and bench services."""
