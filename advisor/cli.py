@@ -12,6 +12,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 EXIT_OK = 0
@@ -288,6 +289,406 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _parse_target(text: str):
+    import re
+
+    from advisor.core.catalogue import load_catalogue
+    from advisor.core.projection import Target
+
+    m = re.match(r"^\s*(\d+)\s*[x×]\s*(.+)$", text)
+    count, name = (int(m.group(1)), m.group(2)) if m else (1, text)
+    if count < 1 or count > 16:
+        raise UserError(f"'{text}': use 1 to 16 cards (e.g. '2x RTX 3090').")
+    return Target(load_catalogue().resolve(name), count=count)
+
+
+def _model_facts(args: argparse.Namespace):
+    from advisor.core.model_facts import facts_from_gguf, facts_from_shape
+    from advisor.core.shapes import get_shape
+
+    if args.model:
+        return facts_from_gguf(args.model)
+    if args.shape:
+        return facts_from_shape(get_shape(args.shape), args.quant or "q4_k_m")
+    raise UserError("Give a model: --model FILE.gguf, or --shape NAME --quant TYPE.")
+
+
+def _workload(args: argparse.Namespace):
+    from dataclasses import replace
+
+    from advisor.core.workloads import custom_workload, get_workload
+
+    if args.workload and args.workload != "custom":
+        w = get_workload(args.workload)
+    elif args.workload == "custom" or args.prompt is not None or args.answer is not None:
+        w = custom_workload(
+            args.prompt if args.prompt is not None else 512,
+            args.answer if args.answer is not None else 128,
+        )
+    elif args.depth is not None:
+        w = custom_workload(512, 128)  # llama-bench's pp512 / tg128, at the given depth
+    else:
+        w = get_workload("chat")
+    if args.depth is not None:
+        w = replace(w, history_tokens=args.depth)
+    if args.concurrency is not None:
+        w = replace(w, concurrency=args.concurrency)
+    return w
+
+
+def _reference(args: argparse.Namespace, facts):
+    from advisor.core.catalogue import load_catalogue
+    from advisor.core.projection import Reference
+
+    if args.result:
+        from advisor.core.results import RunResult
+
+        try:
+            data = json.loads(Path(args.result).read_text(encoding="utf-8"))
+            run = RunResult.from_json(data[0] if isinstance(data, list) else data)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UserError(f"Cannot read the run {args.result}: {exc}.") from None
+        device_id = run.hardware.get("device_id")
+        device = load_catalogue().by_id(device_id) if device_id else None
+        if device is None:
+            name = run.hardware.get("device_name") or run.config.device_name
+            device = load_catalogue().try_resolve(name or "")
+        if device is None:
+            raise UserError(
+                f"The run {args.result} was measured on a device the catalogue does "
+                "not know; use --from-device NAME --from-tg TPS instead."
+            )
+        tg = next((t for t in run.tests if t.kind == "decode" and t.batch == 1), None)
+        pp = next((t for t in run.tests if t.kind == "prefill" and t.depth == 0), None)
+        backend = (run.hardware.get("backend") or device.usual_backend).lower()
+        return Reference(
+            device,
+            backend,
+            tg.tokens_per_s if tg else None,
+            pp.tokens_per_s if pp else None,
+            tg.depth if tg else 0,
+            tg.n_gen if tg else 128,
+            pp.n_prompt if pp else 512,
+        )
+    if args.from_device:
+        if not args.from_tg:
+            raise UserError("--from-device needs --from-tg (your measured decode tokens/s).")
+        device = load_catalogue().resolve(args.from_device)
+        backend = (args.from_backend or device.usual_backend).lower()
+        return Reference(device, backend, args.from_tg, args.from_pp)
+    return None
+
+
+def _host(args: argparse.Namespace):
+    import psutil
+
+    from advisor.core.machine import DEFAULT_RAM_BANDWIDTH_BYTES_PER_S, load_cached_report
+    from advisor.core.paths import app_paths
+    from advisor.core.projection import Host
+
+    report = load_cached_report(app_paths().hardware_cache)
+    ram = float(psutil.virtual_memory().total)
+    bandwidth = DEFAULT_RAM_BANDWIDTH_BYTES_PER_S
+    if report is not None:
+        ram = float(report.ram.total_bytes or ram)
+        bandwidth = (
+            report.ram.theoretical_bandwidth_bytes_per_s
+            or report.ram.measured_bandwidth_bytes_per_s
+            or bandwidth
+        )
+    if args.ram_gb:
+        ram = args.ram_gb * 1024**3
+    if args.ram_bandwidth_gbs:
+        bandwidth = args.ram_bandwidth_gbs * 1e9
+    return Host(ram, bandwidth)
+
+
+def cmd_project(args: argparse.Namespace) -> int:
+    from advisor.core.catalogue import load_catalogue
+    from advisor.core.projection import Target, project, upgrade_verdict
+    from advisor.core.units import fmt_seconds
+
+    facts = _model_facts(args)
+    workload = _workload(args)
+    reference = _reference(args, facts)
+    host = _host(args)
+    if args.to:
+        targets = [_parse_target(t) for t in args.to]
+    else:
+        targets = [Target(d) for d in load_catalogue()]
+    if args.backend:
+        targets = [Target(t.device, t.count, args.backend.lower(), t.memory_gb) for t in targets]
+    if args.memory_gb:
+        targets = [Target(t.device, t.count, t.backend, args.memory_gb) for t in targets]
+    projections = [project(facts, t, workload, host=host, reference=reference) for t in targets]
+    verdicts = []
+    if reference is not None:
+        source = Target(reference.device, backend=reference.backend)
+        for t in targets:
+            if t.device.id != reference.device.id:
+                verdicts.append(
+                    upgrade_verdict(
+                        facts,
+                        source,
+                        t,
+                        host=host,
+                        reference=reference,
+                        focus=workload.id if workload.id != "custom" else "chat",
+                    )
+                )
+    if args.json:
+        print_json(
+            {
+                "model": facts.to_json(),
+                "workload": workload.to_json(),
+                "host": {
+                    "ram_bytes": host.ram_bytes,
+                    "ram_bandwidth_bytes_per_s": host.ram_bandwidth_bytes_per_s,
+                },
+                "reference": None
+                if reference is None
+                else {
+                    "device": reference.device.name,
+                    "backend": reference.backend,
+                    "tg_tps": reference.tg_tps,
+                    "pp_tps": reference.pp_tps,
+                },
+                "targets": [p.to_json() for p in projections],
+                "verdicts": [v.to_json() for v in verdicts],
+            }
+        )
+        return EXIT_OK
+    print(
+        f"{facts.name} ({facts.file_type}, {facts.weights_bytes / 1e9:.2f} GB), workload "
+        f"'{workload.label}': {workload.prompt_tokens:,} tokens in, {workload.answer_tokens:,} "
+        f"out, {workload.history_tokens:,} of history, {workload.concurrency} at once"
+    )
+    if reference:
+        print(
+            f"Calibrated with your measurement on {reference.device.name} "
+            f"({reference.backend}): {reference.tg_tps} t/s decode"
+            + (f", {reference.pp_tps} t/s prefill" if reference.pp_tps else "")
+        )
+    rows = []
+    for p in projections:
+        if p.fits == "no":
+            rows.append([p.device, p.backend, "no", "-", "-", "-", "-", "-", "-"])
+            continue
+        band = f"{p.decode_tps_low:.0f}-{p.decode_tps_high:.0f}" if p.decode_tps_low else ""
+        per_user = f"{p.per_user_tps:.1f}" if workload.concurrency > 1 else ""
+        rows.append(
+            [
+                p.device,
+                p.backend,
+                p.fits,
+                f"{p.decode_tps:.1f}",
+                band,
+                per_user,
+                f"{p.prefill_tps:,.0f}" if p.prefill_tps else "n/a",
+                fmt_seconds(p.ttft_s),
+                p.basis,
+            ]
+        )
+    print(
+        format_table(
+            [
+                "device",
+                "backend",
+                "fits",
+                "decode t/s",
+                "band",
+                "per user",
+                "prefill t/s",
+                "first token",
+                "basis",
+            ],
+            rows,
+            right=(3, 4, 5, 6, 7),
+        )
+    )
+    for p in projections:
+        for note in p.notes:
+            print(f"  {p.device}: {note}")
+    for v in verdicts:
+        print(f"\n{v.sentence}")
+    return EXIT_OK
+
+
+def _int_list(text: str, what: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise UserError(f"{what} takes whole numbers separated by commas, not '{text}'.") from None
+    if not values or any(v < 0 for v in values):
+        raise UserError(f"{what} takes whole numbers of 0 or more, not '{text}'.")
+    return values
+
+
+def _bench_config(args: argparse.Namespace):
+    from advisor.bench.runner import parse_synthetic
+    from advisor.core.model_facts import facts_from_gguf
+    from advisor.core.quant import file_type
+    from advisor.core.results import BenchConfig
+    from advisor.core.shapes import get_shape
+
+    if bool(args.model) == bool(args.synthetic):
+        raise UserError("Give either a model file or --synthetic SHAPE[:QUANT], not both.")
+    model_path = None
+    if args.model:
+        facts_from_gguf(args.model)  # refuses a bad file here, before any child starts
+        model_path = str(Path(args.model).expanduser().resolve())
+    if args.synthetic:
+        shape, quant = parse_synthetic(args.synthetic)
+        get_shape(shape)
+        file_type(quant)
+    if args.reps < 1:
+        raise UserError("--reps must be at least 1.")
+    batches = _int_list(args.batch, "--batch")
+    if any(b < 1 for b in batches):
+        raise UserError("--batch takes stream counts of 1 or more.")
+    return BenchConfig(
+        model_path=model_path,
+        synthetic=args.synthetic,
+        synthetic_layers=args.layers,
+        n_prompt=_int_list(args.pp, "--pp"),
+        n_gen=_int_list(args.tg, "--tg"),
+        depths=_int_list(args.depth, "--depth"),
+        batches=batches,
+        reps=args.reps,
+        threads=args.threads,
+        gpu_layers=args.gpu_layers,
+        n_batch=args.batch_size,
+        n_ubatch=args.ubatch_size,
+        flash_attn=args.flash_attn,
+        cache_type_k=args.cache_type,
+        cache_type_v=args.cache_type,
+        warmup=not args.no_warmup,
+        allow_oversize=args.allow_oversize,
+    )
+
+
+def _print_run_table(run) -> None:
+    from advisor.core.units import GB, GiB, fmt_bytes
+
+    m = run.model
+    print(
+        f"{m.get('name')}: {m.get('architecture')} {m.get('file_type')}, "
+        f"{(m.get('weights_bytes') or 0) / GiB:.2f} GiB, {(m.get('n_params') or 0) / 1e9:.2f} B "
+        f"params; {run.hardware.get('device_name', 'this machine')}, backend "
+        f"{','.join(run.llama.get('backends') or [])}, {run.llama.get('threads')} threads"
+    )
+    rows = []
+    for t in run.tests:
+        ceiling = t.decode_ceiling_tps if t.kind == "decode" else t.prefill_ceiling_tps
+        moved = (
+            f"{t.achieved_bandwidth_bytes_per_s / GB:.1f} GB/s"
+            if t.achieved_bandwidth_bytes_per_s
+            else f"{t.achieved_flops_per_s / 1e12:.2f} TFLOP/s"
+            if t.achieved_flops_per_s
+            else ""
+        )
+        rows.append(
+            [
+                t.name,
+                f"{t.tokens_per_s:.2f} ± {t.stddev:.2f}",
+                f"{t.per_stream_tps:.2f}" if t.batch > 1 else "",
+                fmt_bytes(t.bytes_per_token) if t.kind == "decode" else "",
+                moved,
+                f"{ceiling:.1f}" if ceiling else "n/a",
+                f"{t.efficiency:.0%}" if t.efficiency else "n/a",
+            ]
+        )
+    print(
+        format_table(
+            ["test", "t/s", "per stream", "bytes/token", "achieved", "ceiling t/s", "of ceiling"],
+            rows,
+            right=(1, 2, 3, 4, 5, 6),
+        )
+    )
+    spec = run.hardware.get("spec_bandwidth_bytes_per_s")
+    meas = run.hardware.get("measured_bandwidth_bytes_per_s")
+    print(
+        f"Ceilings use {'the spec' if spec else 'the measured'} memory bandwidth "
+        f"({(spec or meas or 0) / GB:.1f} GB/s"
+        + (f"; measured {meas / GB:.1f} GB/s" if meas and spec else "")
+        + ")."
+    )
+    for note in run.notes:
+        print(f"Note: {note}")
+
+
+def _is_quantized(config) -> bool:
+    from advisor.bench.runner import parse_synthetic
+    from advisor.core.model_facts import facts_from_gguf
+    from advisor.core.quant import file_type
+
+    if config.model_path:
+        return facts_from_gguf(config.model_path).is_quantized
+    return file_type(parse_synthetic(config.synthetic)[1]).label not in ("F32", "F16", "BF16")
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from advisor.bench.controller import BenchJob
+    from advisor.bench.machine_service import detect_machine, hardware_summary
+    from advisor.core.history import History, HistoryError
+    from advisor.core.paths import app_paths
+    from advisor.core.results import Failure, Progress, RunResult
+
+    config = _bench_config(args)
+    paths = app_paths().ensure()
+    report, profile = detect_machine(paths, probe_bandwidth=True)
+    peak, _ = profile.compute_peak(_is_quantized(config))
+    config = replace(
+        config,
+        device_name=profile.name,
+        bandwidth_spec_bytes_per_s=profile.spec_bandwidth_bytes_per_s,
+        bandwidth_measured_bytes_per_s=profile.measured_bandwidth_bytes_per_s,
+        peak_flops_per_s=peak,
+    )
+    job = BenchJob(config, hardware=hardware_summary(report, profile), watchdog_s=args.watchdog)
+    live = sys.stderr.isatty() and not args.quiet
+    final = None
+    try:
+        for event in job.events():
+            if isinstance(event, Progress):
+                if live:
+                    speed = f"  {event.tokens_per_s:,.1f} t/s" if event.tokens_per_s else ""
+                    eta = f"  ~{event.eta_s:.0f} s left" if event.eta_s else ""
+                    line = f"{event.phase}: {event.message}{speed}{eta}"
+                    print(f"\r{line[:110]:110}", end="", file=sys.stderr, flush=True)
+                continue
+            final = event
+    except KeyboardInterrupt:
+        job.cancel()
+        for event in job.events():
+            final = event
+    if live:
+        print("\r" + " " * 110 + "\r", end="", file=sys.stderr)
+    if isinstance(final, Failure) or final is None:
+        failure = final or Failure("The benchmark ended without a result.")
+        if failure.details and args.verbose:
+            print(failure.details, file=sys.stderr)
+        if failure.cancelled:
+            raise RunFailed(failure.message)
+        if failure.user_error:
+            raise UserError(failure.message)
+        raise RunFailed(failure.message + ("" if args.verbose else " (--verbose for details)"))
+    assert isinstance(final, RunResult)
+    run = replace(final, label=args.label or "")
+    if not args.no_save:
+        try:
+            History(paths.data / "runs").save(run)
+        except HistoryError as exc:
+            print(f"advisor: {exc}", file=sys.stderr)
+    if args.json:
+        print_json(run.to_json())
+    else:
+        _print_run_table(run)
+    return EXIT_OK
+
+
 # -------------------------------------------------------------------------------------------
 # parser and entry points
 # -------------------------------------------------------------------------------------------
@@ -328,6 +729,85 @@ def build_parser() -> argparse.ArgumentParser:
     y.add_argument("--layers", type=int, help="fewer layers than the real model, for quick tests")
     y.add_argument("--json", action="store_true", help="machine-readable output")
     y.set_defaults(func=cmd_synth)
+
+    j = sub.add_parser("project", help="predict your model's speed on catalogued devices")
+    src = j.add_argument_group("the model")
+    src.add_argument("--model", help="a .gguf file (its header is read, not its weights)")
+    src.add_argument("--shape", help="a built-in shape instead of a file (see 'advisor shapes')")
+    src.add_argument("--quant", help="quantisation of the shape (default q4_k_m)")
+    ref = j.add_argument_group("your measurement (optional)")
+    ref.add_argument("--from-device", help="the device you measured on")
+    ref.add_argument("--from-tg", type=float, help="your measured decode tokens/s (tg128)")
+    ref.add_argument("--from-pp", type=float, help="your measured prefill tokens/s (pp512)")
+    ref.add_argument("--from-backend", help="the backend you measured with")
+    ref.add_argument("--result", help="a run saved by 'advisor bench --json' or exported")
+    j.add_argument(
+        "--to",
+        action="append",
+        metavar="NAME",
+        help="a target device, e.g. 'RTX 4090' or '2x RTX 3090' (repeatable; "
+        "default: every catalogued device)",
+    )
+    j.add_argument(
+        "--backend", help="cpu, cuda, metal, rocm or vulkan (default: the device's usual)"
+    )
+    j.add_argument("--memory-gb", type=float, help="the memory option of the targets")
+    wl = j.add_argument_group("the workload")
+    wl.add_argument(
+        "--workload", help="chat, summarise, long-chat, many-users, coding-agent, custom"
+    )
+    wl.add_argument("--depth", type=int, help="tokens of history already in the KV cache")
+    wl.add_argument("--prompt", type=int, help="prompt tokens (custom workload)")
+    wl.add_argument("--answer", type=int, help="answer tokens (custom workload)")
+    wl.add_argument("--concurrency", type=int, help="users at once")
+    hw = j.add_argument_group("the host (for layers that do not fit a card)")
+    hw.add_argument("--ram-gb", type=float, help="system RAM (default: this machine's)")
+    hw.add_argument("--ram-bandwidth-gbs", type=float, help="system RAM bandwidth in GB/s")
+    j.add_argument("--json", action="store_true", help="machine-readable output")
+    j.set_defaults(func=cmd_project)
+
+    b = sub.add_parser("bench", help="measure a model like llama-bench, with ceilings")
+    b.add_argument("model", nargs="?", help="a .gguf file")
+    b.add_argument(
+        "--synthetic",
+        metavar="SHAPE[:QUANT]",
+        help="a random-weight model of a built-in shape, e.g. llama-3.2-1b:q4_0",
+    )
+    b.add_argument("--layers", type=int, help="fewer layers for a synthetic model (quick runs)")
+    b.add_argument("--pp", default="512", help="prompt sizes to prefill, e.g. 512 or 128,512")
+    b.add_argument("--tg", default="128", help="tokens to generate, e.g. 128")
+    b.add_argument("--reps", type=int, default=3, help="repetitions per test (default 3)")
+    b.add_argument("--depth", default="0", help="context depths for decode, e.g. 0,4096")
+    b.add_argument("--batch", default="1", help="concurrent streams for decode, e.g. 1,4,16")
+    b.add_argument("--threads", type=int, help="CPU threads (default: performance cores)")
+    b.add_argument("--gpu-layers", type=int, help="layers on the GPU (default: all, if any GPU)")
+    b.add_argument("--batch-size", type=int, default=2048, help="llama.cpp n_batch")
+    b.add_argument("--ubatch-size", type=int, default=512, help="llama.cpp n_ubatch")
+    b.add_argument("--flash-attn", choices=("auto", "on", "off"), default="auto")
+    b.add_argument(
+        "--cache-type",
+        choices=("f16", "q8_0", "q4_0"),
+        default="f16",
+        help="KV cache type (K and V)",
+    )
+    b.add_argument("--no-warmup", action="store_true")
+    b.add_argument(
+        "--allow-oversize",
+        action="store_true",
+        help="run even when the model looks too large for free memory",
+    )
+    b.add_argument("--no-save", action="store_true", help="do not add the run to the history")
+    b.add_argument("--label", help="a label for the run in the history")
+    b.add_argument(
+        "--watchdog",
+        type=float,
+        default=300.0,
+        help="seconds without progress before the run is stopped (default 300)",
+    )
+    b.add_argument("--quiet", action="store_true", help="no progress line")
+    b.add_argument("--verbose", action="store_true", help="llama.cpp's log on failure")
+    b.add_argument("--json", action="store_true", help="machine-readable output")
+    b.set_defaults(func=cmd_bench)
     return p
 
 

@@ -475,7 +475,7 @@ def run_benchmark(
             allow_oversize=config.allow_oversize,
         )
         if not fit.ok:
-            yield Failure(fit.message, "")
+            yield Failure(fit.message, "", user_error=True)
             return
         config = replace(config, threads=threads, gpu_layers=gpu_layers)
 
@@ -593,7 +593,7 @@ def run_benchmark(
     except Cancelled:
         yield Failure("The benchmark was cancelled.", cancelled=True)
     except (InvalidModelError, UnknownShapeError, UnknownQuantError) as exc:
-        yield Failure(str(exc))
+        yield Failure(str(exc), user_error=True)
     except BenchError as exc:
         yield Failure(str(exc), exc.details)
     except MemoryError:

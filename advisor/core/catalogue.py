@@ -103,6 +103,22 @@ class Device:
         tflops = self.fp16_tensor_tflops or self.fp32_tflops
         return tflops * 1e12 if tflops else None
 
+    def compute_peak_for(self, quantized: bool) -> float | None:
+        """The compute roof for a model on this device. CPUs run quantised models on int8
+        dot products, several times their FP32 rate; GPUs use their tensor (or FP32) peak."""
+        if not (self.is_cpu and quantized and self.fp32_tflops):
+            return self.peak_flops_per_s
+        simd = (self.simd or "").upper()
+        if "AMX" in simd:
+            factor = 16.0
+        elif "AVX-512" in simd or "AVX512" in simd:
+            factor = 8.0  # 256 int8 ops per cycle against 32 FP32 FLOPs
+        elif "VNNI" in simd or "NEON" in simd or "SVE" in simd:
+            factor = 4.0
+        else:
+            factor = 2.0
+        return self.fp32_tflops * 1e12 * factor
+
     @property
     def usual_backend(self) -> str:
         return self.backends[0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,12 @@ class ModelFacts:
     def is_moe(self) -> bool:
         return self.n_expert > 1
 
+    @property
+    def is_quantized(self) -> bool:
+        """Most of the weights' bytes are in a quantised (block) type, not F32/F16/BF16."""
+        plain = sum(b for t, b in self.bytes_by_type.items() if t in ("F32", "F16", "BF16", "F64"))
+        return plain < 0.5 * self.weights_bytes
+
     def kv_bytes_per_token(self, cache_type: str = "f16") -> float:
         """KV-cache bytes one token adds, summed over all layers (K and V)."""
         per_elem = KV_CACHE_BYTES_PER_ELEMENT[cache_type]
@@ -136,8 +142,8 @@ class ModelFacts:
     def to_json(self) -> dict[str, Any]:
         """Stable JSON form (SI units: bytes)."""
         d = asdict(self)
-        d.pop("kv_heads_per_layer")
-        d.pop("swa_layers")
+        d["kv_heads_per_layer"] = list(self.kv_heads_per_layer)
+        d["swa_layers"] = list(self.swa_layers)
         d["kv_bytes_per_token"] = self.kv_bytes_per_token("f16")
         d["kv_bytes_per_token_by_cache_type"] = {
             t: self.kv_bytes_per_token(t) for t in KV_CACHE_TYPES_SHOWN
@@ -145,6 +151,15 @@ class ModelFacts:
         d["kv_cache_bytes_at_context"] = self.kv_cache_bytes(self.context_length, "f16")
         d["is_moe"] = self.is_moe
         return d
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelFacts:
+        """Rebuild facts saved with a run (derived keys are ignored)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["kv_heads_per_layer"] = tuple(values.get("kv_heads_per_layer") or ())
+        values["swa_layers"] = tuple(bool(v) for v in values.get("swa_layers") or ())
+        return cls(**values)
 
 
 # -------------------------------------------------------------------------------------------

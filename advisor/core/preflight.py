@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.core.model_facts import ModelFacts
-from advisor.core.units import GB
+from advisor.core.units import GiB
 
 # llama.cpp's compute buffers and runtime overhead beyond weights and KV cache
 OVERHEAD_BYTES = 400 * 1024**2
@@ -72,11 +72,11 @@ def check_fits(
     if need.total_bytes <= usable:
         return Preflight(True, "", need, available_bytes, where)
     message = (
-        f"This model needs about {need.total_bytes / GB:.1f} GB ({facts.weights_bytes / GB:.1f} GB "
-        f"of weights, {need.kv_cache_bytes / GB:.1f} GB of KV cache for {context_tokens:,} tokens, "
-        f"{need.compute_bytes / GB:.1f} GB of buffers) but only {available_bytes / GB:.1f} GB of "
-        f"{where} is free; close other programs, choose a smaller quantisation or a shorter "
-        "context, or allow it anyway."
+        f"This model needs about {need.total_bytes / GiB:.1f} GiB ({facts.weights_bytes / GiB:.1f} "
+        f"GiB of weights, {need.kv_cache_bytes / GiB:.1f} GiB of KV cache for {context_tokens:,} "
+        f"tokens, {need.compute_bytes / GiB:.1f} GiB of buffers) but only "
+        f"{available_bytes / GiB:.1f} GiB of {where} is free; close other programs, choose a "
+        "smaller quantisation or a shorter context, or allow it anyway."
     )
     if allow_oversize:
         return Preflight(

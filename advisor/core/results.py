@@ -142,6 +142,7 @@ class Failure:
     message: str
     details: str = ""
     cancelled: bool = False
+    user_error: bool = False  # bad input (a wrong file, a model too big): not a failed run
 
     kind = "error"
 

@@ -1,0 +1,1 @@
+"""Hardware facts: what this machine has, read without admin rights, never crashing or hanging."""

@@ -1,0 +1,103 @@
+"""Start the app: logging, the object graph (built once, passed down), the window."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+from advisor import APP_NAME, __version__
+from advisor.core.catalogue import load_catalogue
+from advisor.core.history import History
+from advisor.core.logs import setup_logging
+from advisor.core.paths import AppPaths, app_paths
+from advisor.core.settings import SettingsStore
+from advisor.gui.bench_controller import BenchController
+from advisor.gui.errors import ErrorBanner, ErrorReporter
+from advisor.gui.main_window import MainWindow
+from advisor.gui.qt import QtCore, QtGui, QtWidgets
+from advisor.gui.services import AppServices
+from advisor.gui.state import AppState
+
+log = logging.getLogger("advisor.gui")
+
+
+def _qt_message_handler(mode, context, message) -> None:
+    level = {
+        QtCore.QtMsgType.QtDebugMsg: logging.DEBUG,
+        QtCore.QtMsgType.QtInfoMsg: logging.INFO,
+        QtCore.QtMsgType.QtWarningMsg: logging.WARNING,
+    }.get(mode, logging.ERROR)
+    logging.getLogger("qt").log(level, "%s", message)
+
+
+def build_window(
+    paths: AppPaths,
+    app: QtWidgets.QApplication,
+    qsettings: QtCore.QSettings | None = None,
+    **service_overrides,
+) -> tuple[MainWindow, AppServices]:
+    """The object graph: one of each service, injected into the window and its panels."""
+    paths.ensure()
+    banner = ErrorBanner()
+    errors = ErrorReporter(banner)
+    state = AppState()
+    services = AppServices(
+        paths=paths,
+        catalogue=load_catalogue(),
+        history=History(paths.data / "runs"),
+        settings=SettingsStore.open(paths.settings_file),
+        state=state,
+        bench=service_overrides.pop("bench", None) or BenchController(),
+        errors=errors,
+        **service_overrides,
+    )
+    window = MainWindow(services, banner, qsettings)
+    return window, services
+
+
+def run_app(model: str | None = None, argv: list[str] | None = None) -> int:
+    started = time.perf_counter()
+    paths = app_paths()
+    paths.ensure()
+    setup_logging(paths, component="gui")
+    QtCore.qInstallMessageHandler(_qt_message_handler)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(argv or sys.argv[:1])
+    app.setApplicationName(APP_NAME)
+    app.setApplicationVersion(__version__)
+    app.setOrganizationName("LLMHardwareAdvisor")
+    icon = _app_icon()
+    if icon is not None:
+        app.setWindowIcon(icon)
+    qsettings = QtCore.QSettings(
+        str(paths.config / "window.ini"), QtCore.QSettings.Format.IniFormat
+    )
+    window, services = build_window(paths, app, qsettings)
+    services.errors.install()
+    window.show()
+    log.info("window shown %.2f s after start", time.perf_counter() - started)
+    # everything slow happens after the window is up, off the GUI thread
+    QtCore.QTimer.singleShot(0, services.detect)
+    QtCore.QTimer.singleShot(0, window.history.reload)
+    if model:
+        QtCore.QTimer.singleShot(
+            0, lambda: (window.show_page("Model"), window.model.open_path(model))
+        )
+    else:
+        settings = services.settings.current
+        QtCore.QTimer.singleShot(
+            0, lambda: services.choose_shape(settings.last_shape, settings.last_quant)
+        )
+    code = app.exec()
+    services.errors.uninstall()
+    return code
+
+
+def _app_icon() -> QtGui.QIcon | None:
+    from importlib import resources
+
+    try:
+        path = resources.files("advisor").joinpath("resources/icon.png")
+        return QtGui.QIcon(str(path)) if path.is_file() else None
+    except (ModuleNotFoundError, FileNotFoundError):
+        return None

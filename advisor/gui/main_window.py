@@ -1,0 +1,104 @@
+"""The main window: composes the panels, restores its geometry, computes nothing."""
+
+from __future__ import annotations
+
+from advisor import APP_NAME
+from advisor.gui.errors import ErrorBanner
+from advisor.gui.panels.bench import BenchPanel
+from advisor.gui.panels.charts import ChartsPanel
+from advisor.gui.panels.compare import ComparePanel
+from advisor.gui.panels.history import HistoryPanel
+from advisor.gui.panels.machine import MachinePanel
+from advisor.gui.panels.model import ModelPanel
+from advisor.gui.qt import QtCore, QtGui, QtWidgets
+from advisor.gui.services import AppServices
+
+PAGES = ("This machine", "Model", "Benchmark", "Charts", "Compare & upgrade", "History")
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    def __init__(
+        self, services: AppServices, banner: ErrorBanner, qsettings: QtCore.QSettings | None = None
+    ):
+        super().__init__()
+        self.services = services
+        self.qsettings = qsettings
+        self.setWindowTitle(APP_NAME)
+        self.resize(1280, 800)
+        central = QtWidgets.QWidget()
+        outer = QtWidgets.QVBoxLayout(central)
+        outer.setContentsMargins(8, 8, 8, 8)
+        outer.addWidget(banner)
+        self.banner = banner
+        body = QtWidgets.QHBoxLayout()
+        outer.addLayout(body, 1)
+
+        self.nav = QtWidgets.QListWidget()
+        self.nav.setFixedWidth(180)
+        self.nav.setSpacing(2)
+        font = self.nav.font()
+        font.setPointSizeF(font.pointSizeF() * 1.1)
+        self.nav.setFont(font)
+        self.stack = QtWidgets.QStackedWidget()
+        self.machine = MachinePanel(services)
+        self.model = ModelPanel(services)
+        self.bench = BenchPanel(services)
+        self.charts = ChartsPanel(services)
+        self.compare = ComparePanel(services)
+        self.history = HistoryPanel(services, export_charts=self.charts.export_all)
+        for name, panel in zip(
+            PAGES,
+            (self.machine, self.model, self.bench, self.charts, self.compare, self.history),
+            strict=True,
+        ):
+            self.nav.addItem(name)
+            scroll = QtWidgets.QScrollArea()
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+            scroll.setWidget(panel)
+            self.stack.addWidget(scroll)
+        body.addWidget(self.nav)
+        body.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+        self.statusBar().showMessage("Offline: nothing leaves this computer.")
+
+        self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
+        self.history.open_requested.connect(self._on_history_open_requested)
+        self.bench.run_finished.connect(self._on_bench_run_finished)
+        services.state.model_changed.connect(self._on_state_model_changed)
+        self.nav.setCurrentRow(0)
+        self._restore()
+
+    def show_page(self, name: str) -> None:
+        self.nav.setCurrentRow(PAGES.index(name))
+
+    def _on_history_open_requested(self, run) -> None:
+        self.services.open_run(run)
+        self.show_page("Charts")
+
+    def _on_bench_run_finished(self, run) -> None:
+        self.statusBar().showMessage(f"Run saved: {run.id}. See Charts and Compare & upgrade.")
+
+    def _on_state_model_changed(self) -> None:
+        choice = self.services.state.model
+        if choice is not None:
+            self.setWindowTitle(f"{APP_NAME} — {choice.label}")
+
+    # --- state -------------------------------------------------------------------------
+
+    def _restore(self) -> None:
+        if self.qsettings is None:
+            return
+        geometry = self.qsettings.value("window/geometry")
+        if isinstance(geometry, (QtCore.QByteArray, bytes)):
+            self.restoreGeometry(geometry)
+        page = self.qsettings.value("window/page")
+        if isinstance(page, str) and page in PAGES:
+            self.show_page(page)
+
+    def closeEvent(self, event: QtGui.QCloseEvent) -> None:
+        if self.qsettings is not None:
+            self.qsettings.setValue("window/geometry", self.saveGeometry())
+            self.qsettings.setValue("window/page", PAGES[self.nav.currentRow()])
+        self.services.bench.shutdown()
+        super().closeEvent(event)

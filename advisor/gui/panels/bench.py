@@ -1,0 +1,252 @@
+"""'Benchmark': presets and settings, Run and Cancel, live progress, and the results with what
+each number means physically."""
+
+from __future__ import annotations
+
+from advisor.core.results import Failure, Progress, RunResult
+from advisor.core.units import GB, fmt_seconds
+from advisor.gui.qt import QtCore, QtWidgets
+from advisor.gui.services import AppServices
+from advisor.gui.table_models import TestsTableModel
+from advisor.gui.widgets import Card, heading, muted, value_label
+
+
+class BenchPanel(QtWidgets.QWidget):
+    run_finished = QtCore.Signal(object)
+
+    def __init__(self, services: AppServices, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.services = services
+        self.state = services.state
+        self.bench = services.bench
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(16, 16, 16, 16)
+        layout.setSpacing(10)
+        layout.addWidget(heading("Benchmark"))
+        self.subject = value_label(muted("Choose a model first (Model page)."))
+        layout.addWidget(self.subject)
+
+        settings = services.settings.current
+        setup = Card("What to measure")
+        presets = QtWidgets.QHBoxLayout()
+        self.quick = QtWidgets.QRadioButton("Quick: prefill 512 tokens, decode 128 tokens")
+        self.thorough = QtWidgets.QRadioButton(
+            "Thorough: adds decode after 4k/16k/32k tokens of context, and 4 and 16 users at once"
+        )
+        (self.thorough if settings.bench_preset == "thorough" else self.quick).setChecked(True)
+        presets.addWidget(self.quick)
+        presets.addWidget(self.thorough)
+        presets.addStretch(1)
+        setup.body.addLayout(presets)
+
+        self.advanced = QtWidgets.QGroupBox("Advanced settings")
+        self.advanced.setCheckable(True)
+        self.advanced.setChecked(False)
+        grid = QtWidgets.QFormLayout(self.advanced)
+        self.threads = QtWidgets.QSpinBox()
+        self.threads.setRange(0, 256)
+        self.threads.setSpecialValueText("auto (performance cores)")
+        self.threads.setValue(settings.threads or 0)
+        self.gpu_layers = QtWidgets.QSpinBox()
+        self.gpu_layers.setRange(-1, 999)
+        self.gpu_layers.setSpecialValueText("auto (all when there is a GPU)")
+        self.gpu_layers.setValue(-1 if settings.gpu_layers is None else settings.gpu_layers)
+        self.reps = QtWidgets.QSpinBox()
+        self.reps.setRange(1, 20)
+        self.reps.setValue(settings.reps)
+        self.flash = QtWidgets.QComboBox()
+        for label, value in (("auto", "auto"), ("on", "on"), ("off", "off")):
+            self.flash.addItem(label, value)
+        self.flash.setCurrentIndex(max(0, self.flash.findData(settings.flash_attn)))
+        self.cache = QtWidgets.QComboBox()
+        for value in ("f16", "q8_0", "q4_0"):
+            self.cache.addItem(value, value)
+        self.cache.setCurrentIndex(max(0, self.cache.findData(settings.cache_type)))
+        grid.addRow("CPU threads", self.threads)
+        grid.addRow("Layers on the GPU", self.gpu_layers)
+        grid.addRow("Repetitions", self.reps)
+        grid.addRow("Flash attention", self.flash)
+        grid.addRow("KV cache type", self.cache)
+        setup.body.addWidget(self.advanced)
+        layout.addWidget(setup)
+
+        controls = QtWidgets.QHBoxLayout()
+        self.run_button = QtWidgets.QPushButton("Run benchmark")
+        self.run_button.setDefault(True)
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("idle")
+        self.progress.setValue(0)
+        controls.addWidget(self.run_button)
+        controls.addWidget(self.cancel_button)
+        controls.addWidget(self.progress, 1)
+        layout.addLayout(controls)
+        self.live = QtWidgets.QLabel(" ")
+        layout.addWidget(self.live)
+        self.warning = value_label()
+        self.warning.setStyleSheet("color: #b26a00;")
+        self.warning.hide()
+        layout.addWidget(self.warning)
+
+        self.results = Card("Results")
+        self.tests_model = TestsTableModel(self)
+        self.table = QtWidgets.QTableView()
+        self.table.setModel(self.tests_model)
+        self.table.verticalHeader().hide()
+        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        # size columns from the first rows only: measuring hundreds of rows stalls the GUI
+        self.table.horizontalHeader().setResizeContentsPrecision(40)
+        self.table.setAlternatingRowColors(True)
+        self.explanation = value_label()
+        self.results.body.addWidget(self.table)
+        self.results.body.addWidget(self.explanation)
+        layout.addWidget(self.results, 1)
+
+        self._last_progress: Progress | None = None
+        self.run_button.clicked.connect(self._on_run_clicked)
+        self.cancel_button.clicked.connect(self._on_cancel_clicked)
+        self.bench.started.connect(self._on_bench_started)
+        self.bench.progressed.connect(self._on_bench_progressed)
+        self.bench.finished.connect(self._on_bench_finished)
+        self.bench.failed.connect(self._on_bench_failed)
+        self.state.model_changed.connect(self._on_state_changed)
+        self.state.machine_changed.connect(self._on_state_changed)
+        self.state.run_changed.connect(self._on_state_run_changed)
+
+    # --- slots -------------------------------------------------------------------------
+
+    def _on_state_changed(self) -> None:
+        choice, profile = self.state.model, self.state.profile
+        if choice is None:
+            return
+        where = f" on {profile.name} ({profile.backend.upper()})" if profile else ""
+        self.subject.setText(f"<b>{choice.label}</b>{where}")
+
+    def _preset(self) -> str:
+        return "thorough" if self.thorough.isChecked() else "quick"
+
+    def _on_run_clicked(self) -> None:
+        overrides = {"reps": self.reps.value()}
+        if self.advanced.isChecked():
+            overrides.update(
+                threads=self.threads.value() or None,
+                gpu_layers=None if self.gpu_layers.value() < 0 else self.gpu_layers.value(),
+                flash_attn=self.flash.currentData(),
+                cache_type_k=self.cache.currentData(),
+                cache_type_v=self.cache.currentData(),
+            )
+        self.services.settings.update(
+            bench_preset=self._preset(),
+            reps=self.reps.value(),
+            threads=self.threads.value() or None,
+            gpu_layers=None if self.gpu_layers.value() < 0 else self.gpu_layers.value(),
+            flash_attn=self.flash.currentData(),
+            cache_type=self.cache.currentData(),
+        )
+        try:
+            config = self.services.bench_config(self._preset(), **overrides)
+        except ValueError as exc:
+            self.services.errors.report(str(exc))
+            return
+        self.services.start_benchmark(config)
+
+    def _on_cancel_clicked(self) -> None:
+        self.cancel_button.setEnabled(False)
+        self.progress.setFormat("cancelling…")
+        self.bench.cancel()
+
+    def _on_bench_started(self) -> None:
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("starting…")
+        self.live.setText(" ")
+        self.warning.hide()
+
+    def _on_bench_progressed(self, event: Progress) -> None:
+        self._last_progress = event
+        if event.total > 0 and event.phase not in ("preparing",):
+            self.progress.setRange(0, event.total)
+            self.progress.setValue(min(event.step, event.total))
+        self.progress.setFormat(event.message or event.phase)
+        parts = []
+        if event.tokens_per_s:
+            parts.append(f"<b>{event.tokens_per_s:,.1f} tokens/s</b> ({event.phase})")
+        if event.eta_s:
+            parts.append(f"about {fmt_seconds(event.eta_s)} left")
+        if parts:
+            self.live.setText(" · ".join(parts))
+
+    def _finish_ui(self) -> None:
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.progress.setRange(0, 1)
+
+    def _on_bench_finished(self, run: RunResult) -> None:
+        self._finish_ui()
+        self.progress.setValue(1)
+        self.progress.setFormat("done")
+        self.live.setText(" ")
+        self.services.save_run(run)
+        self.run_finished.emit(run)
+
+    def _on_bench_failed(self, failure: Failure) -> None:
+        self._finish_ui()
+        self.progress.setValue(0)
+        self.progress.setFormat("cancelled" if failure.cancelled else "failed")
+        self.live.setText(" ")
+        if not failure.cancelled:
+            self.services.errors.report(failure.message, failure.details)
+
+    def _on_state_run_changed(self) -> None:
+        run = self.state.run
+        if run is None:
+            return
+        self.tests_model.set_rows(run.tests)
+        self.table.resizeColumnsToContents()
+        if run.notes:
+            self.warning.setText("<br>".join(run.notes))
+            self.warning.show()
+        else:
+            self.warning.hide()
+        self.explanation.setText(explain_run(run))
+
+
+def explain_run(run: RunResult) -> str:
+    """Two sentences that say what the numbers mean, in a hobbyist's words."""
+    lines = []
+    tg = next((t for t in run.tests if t.kind == "decode" and t.depth == 0 and t.batch == 1), None)
+    pp = next((t for t in run.tests if t.kind == "prefill" and t.depth == 0), None)
+    if tg and tg.bytes_per_token and tg.achieved_bandwidth_bytes_per_s:
+        ceiling = (
+            f", {tg.efficiency:.0%} of the {tg.decode_ceiling_tps:,.1f} tokens/s the memory "
+            "bandwidth allows"
+            if tg.efficiency and tg.decode_ceiling_tps
+            else ""
+        )
+        lines.append(
+            f"<b>Writing</b> (decode): {tg.tokens_per_s:,.1f} tokens/s. Each token reads "
+            f"{tg.bytes_per_token / GB:,.2f} GB (all weights plus the KV cache), so memory moved "
+            f"at {tg.achieved_bandwidth_bytes_per_s / GB:,.1f} GB/s{ceiling}. "
+            "More bandwidth (GB/s) makes this faster; more compute does not."
+        )
+    if pp and pp.achieved_flops_per_s:
+        ceiling = f", {pp.efficiency:.0%} of the compute peak" if pp.efficiency else ""
+        lines.append(
+            f"<b>Reading</b> (prefill): {pp.tokens_per_s:,.0f} tokens/s, "
+            f"{pp.achieved_flops_per_s / 1e12:,.2f} TFLOP/s{ceiling}. A {pp.n_prompt}-token prompt "
+            f"takes {pp.n_prompt / pp.tokens_per_s:,.2f} s before the first word appears. "
+            "More compute makes this faster."
+        )
+    deep = [t for t in run.tests if t.kind == "decode" and t.depth and t.batch == 1]
+    if tg and deep:
+        d = max(deep, key=lambda t: t.depth)
+        lines.append(
+            f"After {d.depth:,} tokens of context, writing drops to "
+            f"{d.tokens_per_s:,.1f} tokens/s ({d.tokens_per_s / tg.tokens_per_s:.0%}): "
+            "the KV cache is read for every token too."
+        )
+    return "<br>".join(lines)

@@ -1,0 +1,267 @@
+"""'Charts': the measured numbers against their physical ceilings, in four pyqtgraph plots.
+
+1. prefill and decode tokens/s against their ceilings on this machine;
+2. decode tokens/s against context depth: measured, bandwidth ceiling, predicted;
+3. batched decode: aggregate and per-user tokens/s against concurrent streams;
+4. a roofline: achieved FLOP/s against arithmetic intensity, with the bandwidth slope and the
+   compute roof.
+
+Plot items are made once; a new run only calls setData/setOpts on them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from advisor.core.curves import batch_curves, depth_curves
+from advisor.core.results import RunResult
+from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
+from advisor.gui.widgets import heading, muted, value_label
+
+MEASURED = "#1f77b4"
+CEILING = "#d62728"
+PREDICTED = "#ff7f0e"
+PER_USER = "#2ca02c"
+
+
+def _palette_colours() -> tuple[QtGui.QColor, QtGui.QColor]:
+    palette = QtWidgets.QApplication.instance().palette()
+    return (
+        palette.color(QtGui.QPalette.ColorRole.Base),
+        palette.color(QtGui.QPalette.ColorRole.Text),
+    )
+
+
+def _plot(title: str, x_label: str, y_label: str) -> pg.PlotWidget:
+    background, foreground = _palette_colours()
+    w = pg.PlotWidget()
+    w.setBackground(background)
+    item = w.getPlotItem()
+    item.setTitle(title, color=foreground.name(), size="11pt")
+    for axis, label in (("bottom", x_label), ("left", y_label)):
+        ax = item.getAxis(axis)
+        ax.setLabel(label, color=foreground.name())
+        ax.setPen(foreground)
+        ax.setTextPen(foreground)
+    item.showGrid(x=True, y=True, alpha=0.2)
+    item.addLegend(offset=(-10, 10), labelTextColor=foreground.name())
+    w.setMinimumHeight(260)
+    return w
+
+
+class _ChartBox(QtWidgets.QWidget):
+    """A chart with its 'Save PNG' button."""
+
+    def __init__(self, plot: pg.PlotWidget, name: str):
+        super().__init__()
+        self.plot, self.name = plot, name
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(plot, 1)
+        self.save_button = QtWidgets.QPushButton("Save PNG…")
+        self.save_button.setSizePolicy(
+            QtWidgets.QSizePolicy.Policy.Maximum, QtWidgets.QSizePolicy.Policy.Fixed
+        )
+        layout.addWidget(self.save_button, 0, QtCore.Qt.AlignmentFlag.AlignRight)
+        self.save_button.clicked.connect(self._on_save_clicked)
+
+    def export_png(self, path: str) -> None:
+        import pyqtgraph.exporters
+
+        exporter = pyqtgraph.exporters.ImageExporter(self.plot.getPlotItem())
+        exporter.parameters()["width"] = 1200
+        exporter.export(path)
+
+    def _on_save_clicked(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self, "Save chart", str(Path.home() / f"{self.name}.png"), "PNG image (*.png)"
+        )
+        if path:
+            self.export_png(path)
+
+
+class ChartsPanel(QtWidgets.QWidget):
+    def __init__(self, services, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.services = services
+        self.state = services.state
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(16, 16, 16, 16)
+        outer.addWidget(heading("Charts"))
+        self.caption = value_label(
+            muted(
+                "Run a benchmark to see your numbers against the physical limits of this machine."
+            )
+        )
+        outer.addWidget(self.caption)
+        grid = QtWidgets.QGridLayout()
+        outer.addLayout(grid, 1)
+
+        self.bars = _plot("1 · Measured vs ceiling", "", "tokens/s (log scale)")
+        self.bar_measured = pg.BarGraphItem(
+            x=[], height=[], width=0.35, brush=MEASURED, name="measured"
+        )
+        self.bar_ceiling = pg.BarGraphItem(
+            x=[], height=[], width=0.35, brush=CEILING, name="ceiling"
+        )
+        self.bars.addItem(self.bar_ceiling)
+        self.bars.addItem(self.bar_measured)
+        self.bars.getPlotItem().legend.addItem(self.bar_measured, "measured")
+        self.bars.getPlotItem().legend.addItem(self.bar_ceiling, "physical ceiling")
+
+        self.depth = _plot("2 · Decode vs context depth", "tokens already in context", "tokens/s")
+        self.depth_ceiling = self.depth.plot(
+            [],
+            [],
+            pen=pg.mkPen(CEILING, width=2, style=QtCore.Qt.PenStyle.DashLine),
+            name="bandwidth ceiling",
+        )
+        self.depth_predicted = self.depth.plot(
+            [], [], pen=pg.mkPen(PREDICTED, width=2), name="predicted"
+        )
+        self.depth_measured = self.depth.plot(
+            [], [], pen=None, symbol="o", symbolSize=9, symbolBrush=MEASURED, name="measured"
+        )
+
+        self.batch = _plot("3 · Many users at once", "concurrent streams", "tokens/s")
+        self.batch_ceiling = self.batch.plot(
+            [],
+            [],
+            pen=pg.mkPen(CEILING, width=2, style=QtCore.Qt.PenStyle.DashLine),
+            name="bandwidth ceiling (total)",
+        )
+        self.batch_total = self.batch.plot(
+            [], [], pen=pg.mkPen(PREDICTED, width=2), name="predicted total"
+        )
+        self.batch_user = self.batch.plot(
+            [], [], pen=pg.mkPen(PER_USER, width=2), name="predicted per user"
+        )
+        self.batch_measured = self.batch.plot(
+            [], [], pen=None, symbol="o", symbolSize=9, symbolBrush=MEASURED, name="measured total"
+        )
+        self.batch_measured_user = self.batch.plot(
+            [],
+            [],
+            pen=None,
+            symbol="t",
+            symbolSize=9,
+            symbolBrush=PER_USER,
+            name="measured per user",
+        )
+
+        self.roof = _plot(
+            "4 · Roofline", "arithmetic intensity (FLOP per byte, log)", "achieved FLOP/s (log)"
+        )
+        self.roof.getPlotItem().setLogMode(True, True)
+        self.roof_line = self.roof.plot(
+            [], [], pen=pg.mkPen(CEILING, width=2), name="bandwidth slope / compute roof"
+        )
+        self.roof_points = self.roof.plot(
+            [], [], pen=None, symbol="o", symbolSize=10, symbolBrush=MEASURED, name="your tests"
+        )
+        self.roof_labels: list[pg.TextItem] = []
+
+        self.boxes = [
+            _ChartBox(self.bars, "measured-vs-ceiling"),
+            _ChartBox(self.depth, "decode-vs-depth"),
+            _ChartBox(self.batch, "many-users"),
+            _ChartBox(self.roof, "roofline"),
+        ]
+        for i, box in enumerate(self.boxes):
+            grid.addWidget(box, i // 2, i % 2)
+        self.state.run_changed.connect(self._on_state_run_changed)
+
+    def export_all(self, folder: str) -> list[str]:
+        paths = []
+        for box in self.boxes:
+            path = str(Path(folder) / f"{box.name}.png")
+            box.export_png(path)
+            paths.append(path)
+        return paths
+
+    # --- updates -----------------------------------------------------------------------
+
+    def _on_state_run_changed(self) -> None:
+        run, profile, choice = self.state.run, self.state.profile, self.state.model
+        if run is None or profile is None:
+            return
+        facts = choice.facts if choice else None
+        self.caption.setText(
+            f"{run.model.get('name')} ({run.model.get('file_type')}) on {profile.name}: red is "
+            "what the hardware allows, blue what llama.cpp measured, orange what the model "
+            "predicts."
+        )
+        self._update_bars(run)
+        self._update_roofline(run, profile)
+        if facts is not None:
+            self._update_depth(run, profile, facts)
+            self._update_batch(run, profile, facts)
+
+    def _update_bars(self, run: RunResult) -> None:
+        tests = [
+            t
+            for t in run.tests
+            if (t.decode_ceiling_tps if t.kind == "decode" else t.prefill_ceiling_tps)
+        ]
+        x = np.arange(len(tests), dtype=float)
+        measured = [max(t.tokens_per_s, 1e-3) for t in tests]
+        ceilings = [
+            t.decode_ceiling_tps if t.kind == "decode" else t.prefill_ceiling_tps for t in tests
+        ]
+        # bars on a log axis: heights in log10 units
+        self.bar_measured.setOpts(x=x - 0.18, height=np.log10(measured), width=0.35)
+        self.bar_ceiling.setOpts(
+            x=x + 0.18, height=np.log10(np.maximum(ceilings, 1e-3)), width=0.35
+        )
+        axis = self.bars.getPlotItem().getAxis("bottom")
+        axis.setTicks([[(i, t.name) for i, t in enumerate(tests)]])
+        left = self.bars.getPlotItem().getAxis("left")
+        top = int(np.ceil(max(np.log10(ceilings + measured)) if tests else 3))
+        left.setTicks([[(k, f"{10**k:,.0f}") for k in range(0, top + 1)]])
+        self.bars.setYRange(0, top, padding=0.05)
+        self.bars.setXRange(-0.6, max(len(tests) - 0.4, 0.6), padding=0)
+
+    def _update_depth(self, run: RunResult, profile, facts) -> None:
+        deep = [t for t in run.tests if t.kind == "decode" and t.batch == 1]
+        top = max([t.depth for t in deep] + [4096]) * 1.25
+        ceiling, predicted = depth_curves(facts, profile, run, max_depth=int(top))
+        self.depth_ceiling.setData(ceiling.x, ceiling.y)
+        self.depth_predicted.setData(predicted.x, predicted.y)
+        self.depth_measured.setData(
+            [t.depth + t.n_gen / 2 for t in deep], [t.tokens_per_s for t in deep]
+        )
+
+    def _update_batch(self, run: RunResult, profile, facts) -> None:
+        batched = [t for t in run.tests if t.kind == "decode" and t.depth == 0]
+        top = max([t.batch for t in batched] + [16]) * 2
+        ceiling, total, per_user = batch_curves(facts, profile, run, max_streams=top)
+        self.batch_ceiling.setData(ceiling.x, ceiling.y)
+        self.batch_total.setData(total.x, total.y)
+        self.batch_user.setData(per_user.x, per_user.y)
+        self.batch_measured.setData([t.batch for t in batched], [t.tokens_per_s for t in batched])
+        self.batch_measured_user.setData(
+            [t.batch for t in batched], [t.per_stream_tps or t.tokens_per_s for t in batched]
+        )
+
+    def _update_roofline(self, run: RunResult, profile) -> None:
+        peak = run.config.peak_flops_per_s or profile.peak_flops_per_s
+        bandwidth = profile.bandwidth_bytes_per_s
+        points = [t for t in run.tests if t.arithmetic_intensity and t.achieved_flops_per_s]
+        if not peak or not bandwidth:
+            return
+        x = np.logspace(-1, 4, 200)
+        self.roof_line.setData(x, np.minimum(peak, bandwidth * x))
+        self.roof_points.setData(
+            [t.arithmetic_intensity for t in points], [t.achieved_flops_per_s for t in points]
+        )
+        for label in self.roof_labels:
+            self.roof.removeItem(label)
+        _, foreground = _palette_colours()
+        self.roof_labels = []
+        for t in points:
+            label = pg.TextItem(t.name, color=foreground, anchor=(0, 1))
+            label.setPos(np.log10(t.arithmetic_intensity), np.log10(t.achieved_flops_per_s))
+            self.roof.addItem(label)
+            self.roof_labels.append(label)

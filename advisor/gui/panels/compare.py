@@ -1,0 +1,240 @@
+"""'Compare and upgrade': every catalogued device's predicted speed for your model and workload,
+this machine first; pick targets for a side-by-side chart and the verdict sentence."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from advisor.core.projection import Projection, Verdict
+from advisor.core.workloads import PRESETS, Workload, custom_workload
+from advisor.gui.panels.charts import MEASURED, PREDICTED, _palette_colours, _plot
+from advisor.gui.qt import QtCore, QtWidgets, pg
+from advisor.gui.services import AppServices, ProjectionTable
+from advisor.gui.table_models import OBJECT_ROLE, PinnedFirstRowProxy, ProjectionTableModel
+from advisor.gui.widgets import heading, muted, value_label
+
+
+class ComparePanel(QtWidgets.QWidget):
+    def __init__(self, services: AppServices, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.services = services
+        self.state = services.state
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(16, 16, 16, 16)
+        layout.setSpacing(8)
+        layout.addWidget(heading("Compare and upgrade"))
+        self.caption = value_label(
+            muted("Choose a model to see what other hardware would do with it.")
+        )
+        layout.addWidget(self.caption)
+
+        controls = QtWidgets.QHBoxLayout()
+        self.workload = QtWidgets.QComboBox()
+        for w in PRESETS.values():
+            self.workload.addItem(f"{w.label}: {w.description}", w.id)
+        self.workload.addItem("Custom: your own numbers", "custom")
+        self.prompt = self._spin(0, 1_000_000, 2000, "tokens in")
+        self.answer = self._spin(1, 100_000, 300, "tokens out")
+        self.history = self._spin(0, 1_000_000, 0, "history")
+        self.users = self._spin(1, 512, 1, "users")
+        self.custom_box = QtWidgets.QWidget()
+        custom = QtWidgets.QHBoxLayout(self.custom_box)
+        custom.setContentsMargins(0, 0, 0, 0)
+        for w in (self.prompt, self.answer, self.history, self.users):
+            custom.addWidget(w)
+        self.custom_box.hide()
+        self.filter = QtWidgets.QLineEdit()
+        self.filter.setPlaceholderText("Filter: e.g. RTX, Apple, 24 GB…")
+        self.filter.setClearButtonEnabled(True)
+        self.fits_only = QtWidgets.QCheckBox("Only what fits")
+        controls.addWidget(QtWidgets.QLabel("Workload"))
+        controls.addWidget(self.workload, 2)
+        controls.addWidget(self.custom_box)
+        controls.addWidget(self.filter, 1)
+        controls.addWidget(self.fits_only)
+        layout.addLayout(controls)
+        index = self.workload.findData(services.settings.current.workload)
+        self.workload.setCurrentIndex(max(0, index))
+
+        split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        self.model = ProjectionTableModel(self)
+        self.proxy = PinnedFirstRowProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.table = QtWidgets.QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.verticalHeader().hide()
+        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        # size columns from the first rows only: measuring hundreds of rows stalls the GUI
+        self.table.horizontalHeader().setResizeContentsPrecision(40)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(QtCore.Qt.TextElideMode.ElideMiddle)
+        self._sorted_once = False
+        self._generation = 0
+        split.addWidget(self.table)
+
+        bottom = QtWidgets.QWidget()
+        bottom_layout = QtWidgets.QHBoxLayout(bottom)
+        bottom_layout.setContentsMargins(0, 0, 0, 0)
+        self.chart = _plot("Side by side", "", "tokens/s")
+        self.decode_bars = pg.BarGraphItem(x=[], height=[], width=0.35, brush=MEASURED)
+        self.prefill_bars = pg.BarGraphItem(x=[], height=[], width=0.35, brush=PREDICTED)
+        self.chart.addItem(self.decode_bars)
+        self.chart.addItem(self.prefill_bars)
+        legend = self.chart.getPlotItem().legend
+        legend.addItem(self.decode_bars, "decode t/s (per user)")
+        legend.addItem(self.prefill_bars, "prefill t/s ÷ 10")
+        self.verdict = value_label(
+            muted("Select one or more devices in the table to compare them with this machine.")
+        )
+        self.verdict.setMinimumWidth(320)
+        bottom_layout.addWidget(self.chart, 3)
+        bottom_layout.addWidget(self.verdict, 2)
+        split.addWidget(bottom)
+        split.setSizes([380, 220])
+        self.chart.setMinimumHeight(200)
+        layout.addWidget(split, 1)
+
+        self.workload.currentIndexChanged.connect(self._on_workload_changed)
+        for w in (self.prompt, self.answer, self.history, self.users):
+            w.editingFinished.connect(self.refresh)
+        self.filter.textChanged.connect(self._on_filter_changed)
+        self.fits_only.toggled.connect(self._on_filter_changed)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        for signal in (
+            self.state.model_changed,
+            self.state.machine_changed,
+            self.state.run_changed,
+        ):
+            signal.connect(self.refresh)
+
+    @staticmethod
+    def _spin(lo: int, hi: int, value: int, suffix: str) -> QtWidgets.QSpinBox:
+        s = QtWidgets.QSpinBox()
+        s.setRange(lo, hi)
+        s.setValue(value)
+        s.setSuffix(f" {suffix}")
+        s.setGroupSeparatorShown(True)
+        return s
+
+    def current_workload(self) -> Workload:
+        key = self.workload.currentData()
+        if key == "custom":
+            w = custom_workload(self.prompt.value(), self.answer.value(), self.history.value())
+            return replace(w, concurrency=self.users.value())
+        return PRESETS[key]
+
+    # --- slots -------------------------------------------------------------------------
+
+    def _on_workload_changed(self) -> None:
+        key = self.workload.currentData()
+        self.custom_box.setVisible(key == "custom")
+        self.services.settings.update(workload=key)
+        self.refresh()
+
+    def refresh(self) -> None:
+        if self.state.model is None or self.state.profile is None:
+            return
+        w = self.current_workload()
+        basis = (
+            "calibrated with your benchmark"
+            if self.state.run
+            else "from published measurements and specs (run a benchmark to calibrate)"
+        )
+        self.caption.setText(
+            f"<b>{self.state.model.label}</b>, {w.label.lower()}: {w.prompt_tokens:,} tokens in, "
+            f"{w.answer_tokens:,} out, {w.history_tokens:,} of history, {w.concurrency} at once "
+            f"— {basis}. Hover a cell for its notes."
+        )
+        self._generation += 1
+        generation = self._generation
+        self.services.projections(w, lambda table: self._on_projections_ready(table, generation))
+
+    def _on_projections_ready(self, table: ProjectionTable, generation: int) -> None:
+        if generation != self._generation:  # an older request finished late: ignore it
+            return
+        self.model.set_projections(table.projections, table.classes, table.this_machine_id)
+        self._on_filter_changed()
+        if not self._sorted_once:  # fastest first, until the user sorts by another column
+            self._sorted_once = True
+            self.table.sortByColumn(
+                ProjectionTableModel.DECODE, QtCore.Qt.SortOrder.DescendingOrder
+            )
+        self.table.resizeColumnsToContents()
+        header = self.table.horizontalHeader()
+        header.resizeSection(
+            ProjectionTableModel.DEVICE, min(header.sectionSize(ProjectionTableModel.DEVICE), 260)
+        )
+        self._on_selection_changed()
+
+    def _on_filter_changed(self) -> None:
+        text = self.filter.text().strip()
+        self.proxy.setFilterFixedString(text)
+        fits_only = self.fits_only.isChecked()
+        for row in range(self.proxy.rowCount()):
+            p: Projection = self.proxy.index(row, 0).data(OBJECT_ROLE)
+            self.table.setRowHidden(row, fits_only and p.fits == "no" and row != 0)
+
+    def selected(self) -> list[Projection]:
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        return [self.proxy.index(r, 0).data(OBJECT_ROLE) for r in rows]
+
+    def _on_selection_changed(self, *_args) -> None:
+        if self.model.rowCount() == 0:
+            return
+        mine = self.model.row_object(0)
+        picks = [p for p in self.selected() if p.device_id != mine.device_id][:6]
+        shown = [mine, *picks]
+        x = np.arange(len(shown), dtype=float)
+        decode = [p.per_user_tps or 0.0 for p in shown]
+        prefill = [(p.prefill_tps or 0.0) / 10 for p in shown]
+        self.decode_bars.setOpts(x=x - 0.18, height=decode, width=0.35)
+        self.prefill_bars.setOpts(x=x + 0.18, height=prefill, width=0.35)
+        self.chart.getPlotItem().getAxis("bottom").setTicks(
+            [
+                [
+                    (i, p.device if len(p.device) < 24 else p.device[:22] + "…")
+                    for i, p in enumerate(shown)
+                ]
+            ]
+        )
+        self.chart.setXRange(-0.6, len(shown) - 0.4, padding=0)
+        self.chart.setYRange(0, max([*decode, *prefill, 1.0]) * 1.1, padding=0)
+        if picks:
+            self.services.verdict(picks[0].device_id, self.current_workload(), self._on_verdict)
+        else:
+            self.verdict.setText(
+                muted("Select one or more devices in the table to compare them with this machine.")
+            )
+
+    def _on_verdict(self, v: Verdict) -> None:
+        _, foreground = _palette_colours()
+        rows = "".join(
+            f"<tr><td>{g.label}</td><td align='right'><b>{g.speedup:.1f}x</b></td>"
+            f"<td align='right'>{g.prefill_speedup or 0:.1f}x</td>"
+            f"<td align='right'>{g.decode_speedup or 0:.1f}x</td></tr>"
+            if g.speedup
+            else f"<tr><td>{g.label}</td><td colspan=3>does not fit</td></tr>"
+            for g in v.gains
+        )
+        price = (
+            f"<br>Launch price ${v.price_usd:,.0f}"
+            + (
+                f", ${v.price_per_speedup_usd:,.0f} per 1x of speed-up"
+                if v.price_per_speedup_usd
+                else ""
+            )
+            if v.price_usd
+            else ""
+        )
+        self.verdict.setText(
+            f"<p style='color:{foreground.name()}'><b>{v.sentence}</b></p>"
+            f"<table cellspacing=4><tr><th align='left'>Workload</th><th>Overall</th>"
+            f"<th>Prefill</th><th>Decode</th></tr>{rows}</table>{price}<br>"
+            + muted(f"Basis: {v.basis}. Speed-ups compare {v.target} with {v.source}.")
+        )

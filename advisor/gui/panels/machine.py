@@ -1,0 +1,194 @@
+"""'This machine': what was detected, the bandwidth and compute that bound it, and a way to
+pick the right device by hand when detection could not tell."""
+
+from __future__ import annotations
+
+from advisor.core.units import GB, GiB, fmt_bandwidth
+from advisor.gui.qt import QtCore, QtWidgets
+from advisor.gui.services import AppServices
+from advisor.gui.widgets import Card, heading, muted_colour, value_label
+
+
+class MachinePanel(QtWidgets.QWidget):
+    def __init__(self, services: AppServices, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.services = services
+        self.state = services.state
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(16, 16, 16, 16)
+        layout.setSpacing(12)
+
+        top = QtWidgets.QHBoxLayout()
+        top.addWidget(heading("This machine"))
+        top.addStretch(1)
+        self.status = QtWidgets.QLabel("Detecting hardware…")
+        self.status.setObjectName("muted")
+        self.redetect_button = QtWidgets.QPushButton("Detect again")
+        top.addWidget(self.status)
+        top.addWidget(self.redetect_button)
+        layout.addLayout(top)
+
+        self.runs_on = Card("What runs your model")
+        self.runs_on_text = value_label()
+        self.runs_on.body.addWidget(self.runs_on_text)
+        layout.addWidget(self.runs_on)
+
+        row = QtWidgets.QHBoxLayout()
+        self.hardware = Card("Detected hardware")
+        self.hardware_text = value_label()
+        self.hardware.body.addWidget(self.hardware_text)
+        self.llama = Card("llama.cpp")
+        self.llama_text = value_label()
+        self.llama.body.addWidget(self.llama_text)
+        row.addWidget(self.hardware, 3)
+        row.addWidget(self.llama, 2)
+        layout.addLayout(row)
+
+        self.pick = Card("Not right? Choose your device")
+        pick_row = QtWidgets.QHBoxLayout()
+        self.device_combo = QtWidgets.QComboBox()
+        self.device_combo.setEditable(True)
+        self.device_combo.setInsertPolicy(QtWidgets.QComboBox.InsertPolicy.NoInsert)
+        self.device_combo.completer().setFilterMode(QtCore.Qt.MatchFlag.MatchContains)
+        self.device_combo.completer().setCompletionMode(
+            QtWidgets.QCompleter.CompletionMode.PopupCompletion
+        )
+        for d in services.catalogue:
+            self.device_combo.addItem(f"{d.name}  ·  {d.memory_bandwidth_gbs:,.0f} GB/s", d.id)
+        self.device_combo.setCurrentIndex(-1)
+        self.device_combo.lineEdit().setPlaceholderText("Type a GPU, Apple chip or CPU name…")
+        self.use_button = QtWidgets.QPushButton("Use this device")
+        self.reset_button = QtWidgets.QPushButton("Use the detected one")
+        pick_row.addWidget(self.device_combo, 1)
+        pick_row.addWidget(self.use_button)
+        pick_row.addWidget(self.reset_button)
+        self.pick.body.addLayout(pick_row)
+        layout.addWidget(self.pick)
+
+        self.notes = value_label()
+        self.notes.setObjectName("muted")
+        layout.addWidget(self.notes)
+        layout.addStretch(1)
+
+        self.redetect_button.clicked.connect(self._on_redetect_clicked)
+        self.use_button.clicked.connect(self._on_use_clicked)
+        self.reset_button.clicked.connect(self._on_reset_clicked)
+        self.state.machine_changed.connect(self._on_state_machine_changed)
+
+    # --- slots -------------------------------------------------------------------------
+
+    def _on_redetect_clicked(self) -> None:
+        self.status.setText("Detecting hardware (a few seconds)…")
+        self.redetect_button.setEnabled(False)
+        self.services.detect(force=True, on_done=lambda: self.redetect_button.setEnabled(True))
+
+    def _on_use_clicked(self) -> None:
+        device_id = self.device_combo.currentData()
+        if device_id is None:
+            text = self.device_combo.currentText().split("  ·  ")[0]
+            device = self.services.catalogue.try_resolve(text)
+            device_id = device.id if device else None
+        if device_id is None:
+            self.services.errors.report("Choose a device from the list (type part of its name).")
+            return
+        self.status.setText("Using your choice…")
+        self.services.choose_device(device_id)
+
+    def _on_reset_clicked(self) -> None:
+        self.services.choose_device(None)
+
+    def _on_state_machine_changed(self) -> None:
+        _M, _E = f"<span style='color:{muted_colour()}'>", "</span>"
+        report, profile = self.state.report, self.state.profile
+        if report is None or profile is None:
+            return
+        self.status.setText("")
+        spec = (
+            f"{fmt_bandwidth(profile.spec_bandwidth_bytes_per_s)} "
+            f"{_M}({profile.spec_bandwidth_source}){_E}"
+            if profile.spec_bandwidth_bytes_per_s
+            else f"unknown {_M}({profile.spec_bandwidth_source}){_E}"
+        )
+        measured = (
+            f"{fmt_bandwidth(profile.measured_bandwidth_bytes_per_s)} "
+            f"{_M}(read test of system memory, "
+            f"{report.ram.measured_probe_s or 0:.1f} s){_E}"
+            if profile.measured_bandwidth_bytes_per_s
+            else "not measured"
+        )
+        peak, source = profile.compute_peak(
+            self.state.model.facts.is_quantized if self.state.model else True
+        )
+        peak_text = f"{peak / 1e12:,.2f} TFLOP/s {_M}({source}){_E}" if peak else "unknown"
+        self.runs_on_text.setText(
+            f"<b style='font-size:15px'>{profile.name}</b> with the "
+            f"<b>{profile.backend.upper()}</b> backend<br>"
+            f"Memory bandwidth, specified: {spec}<br>"
+            f"Memory bandwidth, measured: {measured}<br>"
+            f"Compute peak: {peak_text}<br>"
+            f"{_M}Decode speed is bounded by bandwidth ÷ bytes read per token; "
+            f"prefill by the compute peak.{_E}"
+        )
+        cpu, ram = report.cpu, report.ram
+        cores = (f"{cpu.physical_cores} cores" if cpu.physical_cores else "cores unknown") + (
+            f", {cpu.logical_cores} threads" if cpu.logical_cores else ""
+        )
+        features = ", ".join(
+            f
+            for f in cpu.features
+            if f.startswith(("AVX", "NEON", "FMA", "SVE", "DOTPROD", "I8MM", "AMX"))
+        )
+        ram_detail = ", ".join(
+            x
+            for x in (
+                ram.type,
+                f"{ram.speed_mts} MT/s" if ram.speed_mts else None,
+                f"{len(ram.modules)} modules" if ram.modules else None,
+            )
+            if x
+        ) or ("type and speed unknown (not readable without admin rights)")
+        gpus = (
+            "<br>".join(
+                f"{g.name}"
+                + (f" · {g.vram_total_bytes / GiB:.0f} GB" if g.vram_total_bytes else "")
+                + (f" · {g.gpu_cores}-core GPU" if g.gpu_cores else "")
+                + (" · virtual" if g.is_virtual else "")
+                for g in report.gpus
+            )
+            or "none found"
+        )
+        self.hardware_text.setText(
+            f"<b>CPU</b>: {cpu.model or 'unknown'} ({cores})<br>"
+            f"{_M}{features or 'no vector features detected'}{_E}<br>"
+            f"<b>RAM</b>: {(ram.total_bytes or 0) / GiB:.1f} GB total, "
+            f"{(ram.available_bytes or 0) / GiB:.1f} GB free<br>"
+            f"{_M}{ram_detail}{_E}<br>"
+            f"<b>GPUs</b>: {gpus}<br>"
+            f"{_M}{report.os} {report.os_version}{_E}"
+        )
+        backend = report.backend
+        if backend and backend.available:
+            devices = (
+                "<br>".join(
+                    f"{d.get('name')}: {d.get('description')}"
+                    + (
+                        f" ({int(d.get('memory_total_bytes') or 0) / GB:.0f} GB)"
+                        if d.get("memory_total_bytes")
+                        else ""
+                    )
+                    for d in backend.devices
+                )
+                or "CPU only"
+            )
+            self.llama_text.setText(
+                f"Backends: <b>{', '.join(backend.backends) or 'CPU'}</b><br>"
+                f"GPU offload: {'yes' if backend.gpu_offload else 'no (CPU build)'}<br>"
+                f"{devices}<br>"
+                f"{_M}llama-cpp-python {backend.llama_cpp_python_version}{_E}"
+            )
+        else:
+            err = backend.error if backend else "not checked"
+            self.llama_text.setText(f"llama.cpp could not be queried: {err}")
+        unknown = [n for n in report.notes if n.status != "ok"]
+        notes = list(profile.notes) + [f"{n.probe}: {n.detail}" for n in unknown[:6]]
+        self.notes.setText("<br>".join(notes))

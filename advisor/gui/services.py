@@ -1,0 +1,290 @@
+"""The app's services, built once in main() and passed to every panel.
+
+Each slot in a panel turns a user action into one call here. Everything that touches the disk,
+a subprocess or a long computation runs off the GUI thread (tasks.run_task) and comes back as
+exactly one result or one error; errors go to the reporter as one plain sentence.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from advisor.bench.machine_service import detect_machine, hardware_summary
+from advisor.core.catalogue import Catalogue
+from advisor.core.export import export_runs
+from advisor.core.gguf_file import InvalidModelError
+from advisor.core.history import History
+from advisor.core.model_facts import facts_from_gguf, facts_from_shape
+from advisor.core.paths import AppPaths
+from advisor.core.projection import Projection, Reference, Target, Verdict, project, upgrade_verdict
+from advisor.core.results import BenchConfig, RunResult
+from advisor.core.settings import SettingsStore
+from advisor.core.shapes import get_shape
+from advisor.core.workloads import Workload
+from advisor.gui.bench_controller import BenchController
+from advisor.gui.errors import ErrorReporter
+from advisor.gui.state import AppState, ModelChoice
+from advisor.gui.tasks import run_task
+
+log = logging.getLogger(__name__)
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "quick": {"n_prompt": (512,), "n_gen": (128,), "depths": (0,), "batches": (1,)},
+    "thorough": {
+        "n_prompt": (512,),
+        "n_gen": (128,),
+        "depths": (0, 4096, 16384, 32768),
+        "batches": (1, 4, 16),
+    },
+}
+
+
+@dataclass(frozen=True)
+class ProjectionTable:
+    projections: list[Projection]
+    this_machine_id: str | None
+    classes: dict[str, str]
+
+
+class AppServices:
+    def __init__(
+        self,
+        *,
+        paths: AppPaths,
+        catalogue: Catalogue,
+        history: History,
+        settings: SettingsStore,
+        state: AppState,
+        bench: BenchController,
+        errors: ErrorReporter,
+        detect: Callable[..., Any] = detect_machine,
+    ):
+        self.paths = paths
+        self.catalogue = catalogue
+        self.history = history
+        self.settings = settings
+        self.state = state
+        self.bench = bench
+        self.errors = errors
+        self._detect = detect
+
+    # --- this machine -----------------------------------------------------------------
+
+    def detect(self, *, force: bool = False, on_done: Callable[[], None] | None = None) -> None:
+        chosen = self.settings.current.chosen_device_id
+
+        def work():
+            return self._detect(
+                self.paths,
+                probe_bandwidth=True,
+                use_cache=not force,
+                chosen_device_id=chosen,
+                catalogue=self.catalogue,
+            )
+
+        def done(result):
+            self.state.set_machine(*result)
+            if on_done:
+                on_done()
+
+        def failed(exc, details):
+            self.errors.report(
+                f"Detecting this machine failed ({exc}); the app still works, "
+                "choose your device by hand.",
+                details,
+            )
+            if on_done:
+                on_done()
+
+        run_task(work, done, failed)
+
+    def choose_device(self, device_id: str | None) -> None:
+        """The user's pick of their device when detection could not tell (None: detected)."""
+        self.settings.update(chosen_device_id=device_id)
+        self.detect()
+
+    # --- the model ---------------------------------------------------------------------
+
+    def open_model(self, path: str, on_done: Callable[[bool], None] | None = None) -> None:
+        def done(facts):
+            self.settings.add_recent(path)
+            self.state.set_model(ModelChoice(facts, path=path))
+            if on_done:
+                on_done(True)
+
+        def failed(exc, details):
+            if isinstance(exc, InvalidModelError):
+                self.errors.report(str(exc))
+            else:
+                self.errors.report(f"{Path(path).name} could not be read ({exc}).", details)
+            if on_done:
+                on_done(False)
+
+        run_task(lambda: facts_from_gguf(path), done, failed)
+
+    def choose_shape(self, shape_id: str, quant: str) -> None:
+        facts = facts_from_shape(get_shape(shape_id), quant)  # pure arithmetic, instant
+        self.settings.update(last_shape=shape_id, last_quant=quant)
+        self.state.set_model(ModelChoice(facts, shape_id=shape_id, quant=quant))
+
+    # --- benchmark ---------------------------------------------------------------------
+
+    def bench_config(self, preset: str, **overrides: Any) -> BenchConfig:
+        """The config for the chosen model, preset and settings, with this machine's facts."""
+        choice = self.state.model
+        if choice is None:
+            raise ValueError("Choose a model first: open a GGUF file or pick a built-in shape.")
+        values: dict[str, Any] = dict(PRESETS.get(preset, PRESETS["quick"]))
+        if choice.facts.context_length:
+            # depths the model's trained context allows
+            limit = choice.facts.context_length - 512
+            values["depths"] = tuple(d for d in values["depths"] if d <= limit) or (0,)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        profile = self.state.profile
+        peak = profile.compute_peak(choice.facts.is_quantized)[0] if profile else None
+        return BenchConfig(
+            model_path=choice.path,
+            synthetic=None if choice.path else f"{choice.shape_id}:{choice.quant}",
+            device_name=profile.name if profile else None,
+            bandwidth_spec_bytes_per_s=profile.spec_bandwidth_bytes_per_s if profile else None,
+            bandwidth_measured_bytes_per_s=(
+                profile.measured_bandwidth_bytes_per_s if profile else None
+            ),
+            peak_flops_per_s=peak,
+            **values,
+        )
+
+    def start_benchmark(self, config: BenchConfig) -> None:
+        hardware = (
+            hardware_summary(self.state.report, self.state.profile)
+            if self.state.report and self.state.profile
+            else {}
+        )
+        self.bench.start(config, hardware)
+
+    def save_run(self, run: RunResult) -> None:
+        def failed(exc, details):
+            self.errors.report(str(exc), details)
+
+        run_task(lambda: self.history.save(run), lambda _: None, failed)
+        self.state.set_run(run)
+
+    def open_run(self, run: RunResult) -> None:
+        """Show a saved run: its model becomes the current model, its results the current run."""
+        from advisor.core.model_facts import ModelFacts
+
+        cfg = run.config
+        try:
+            facts = ModelFacts.from_json(run.model)
+        except (TypeError, ValueError):
+            facts = None
+        if facts is not None:
+            if cfg.synthetic:
+                shape, _, quant = cfg.synthetic.partition(":")
+                choice = ModelChoice(facts, shape_id=shape, quant=quant or "q4_0")
+            else:
+                choice = ModelChoice(facts, path=cfg.model_path)
+            self.state.set_model(choice)
+        self.state.set_run(run)
+
+    # --- history -----------------------------------------------------------------------
+
+    def load_history(self, on_done: Callable[[list[RunResult]], None]) -> None:
+        def done(report):
+            if report.set_aside:
+                self.errors.report(
+                    f"{len(report.set_aside)} saved run(s) could not be read and were set "
+                    "aside (renamed *.corrupt); the others are intact.",
+                    "\n".join(report.set_aside),
+                )
+            on_done(report.runs)
+
+        run_task(self.history.load, done, lambda e, d: self.errors.report(str(e), d))
+
+    def delete_run(self, run_id: str, on_done: Callable[[], None]) -> None:
+        run_task(
+            lambda: self.history.delete(run_id),
+            lambda _: on_done(),
+            lambda e, d: self.errors.report(f"The run could not be deleted ({e}).", d),
+        )
+
+    def export(self, runs: list[RunResult], path: str) -> None:
+        run_task(
+            lambda: export_runs(runs, path),
+            lambda _: None,
+            lambda e, d: self.errors.report(f"Export failed ({e}).", d),
+        )
+
+    # --- projections -------------------------------------------------------------------
+
+    def _reference(self) -> Reference | None:
+        run, profile = self.state.run, self.state.profile
+        if run is None or profile is None:
+            return None
+        tg = next((t for t in run.tests if t.kind == "decode" and t.batch == 1), None)
+        pp = next((t for t in run.tests if t.kind == "prefill" and t.depth == 0), None)
+        return Reference(
+            profile.device,
+            profile.backend,
+            tg.tokens_per_s if tg else None,
+            pp.tokens_per_s if pp else None,
+            tg.depth if tg else 0,
+            tg.n_gen if tg else 128,
+            pp.n_prompt if pp else 512,
+        )
+
+    def projections(self, workload: Workload, on_done: Callable[[ProjectionTable], None]) -> None:
+        choice, profile = self.state.model, self.state.profile
+        if choice is None or profile is None:
+            return
+        facts, reference, host = choice.facts, self._reference(), profile.host
+        devices = list(self.catalogue)
+
+        def work() -> ProjectionTable:
+            rows = [
+                project(
+                    facts,
+                    Target(profile.device, backend=profile.backend),
+                    workload,
+                    host=host,
+                    reference=reference,
+                )
+            ]
+            rows[0] = replace(rows[0], device=profile.name)
+            for d in devices:
+                if d.id != profile.device.id:
+                    rows.append(project(facts, Target(d), workload, host=host, reference=reference))
+            classes = {d.id: d.class_label for d in devices}
+            classes[profile.device.id] = "this machine"
+            return ProjectionTable(rows, profile.device.id, classes)
+
+        run_task(
+            work,
+            on_done,
+            lambda e, d: self.errors.report(f"The comparison could not be computed ({e}).", d),
+        )
+
+    def verdict(
+        self, target_id: str, workload: Workload, on_done: Callable[[Verdict], None]
+    ) -> None:
+        choice, profile = self.state.model, self.state.profile
+        target = self.catalogue.by_id(target_id)
+        if choice is None or profile is None or target is None:
+            return
+        reference = self._reference()
+
+        def work() -> Verdict:
+            return upgrade_verdict(
+                choice.facts,
+                Target(profile.device, backend=profile.backend),
+                Target(target),
+                host=profile.host,
+                reference=reference,
+                focus=workload.id if workload.id != "custom" else "chat",
+            )
+
+        run_task(work, on_done, lambda e, d: self.errors.report(str(e), d))

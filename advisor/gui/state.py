@@ -1,0 +1,56 @@
+"""What the user has chosen and what the app knows, as one small QObject with signals.
+
+Panels read it and call services; they never hold their own copy of the model choice or the
+machine profile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.core.hardware.model import HardwareReport
+from advisor.core.machine import MachineProfile
+from advisor.core.model_facts import ModelFacts
+from advisor.core.results import RunResult
+from advisor.gui.qt import QtCore
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """A model file, or a built-in shape to benchmark synthetically."""
+
+    facts: ModelFacts
+    path: str | None = None
+    shape_id: str | None = None
+    quant: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.path:
+            return f"{self.facts.name} ({self.facts.file_type})"
+        return f"{self.shape_id} {self.quant} (synthetic)"
+
+
+class AppState(QtCore.QObject):
+    machine_changed = QtCore.Signal()
+    model_changed = QtCore.Signal()
+    run_changed = QtCore.Signal()
+
+    def __init__(self, parent: QtCore.QObject | None = None):
+        super().__init__(parent)
+        self.report: HardwareReport | None = None
+        self.profile: MachineProfile | None = None
+        self.model: ModelChoice | None = None
+        self.run: RunResult | None = None
+
+    def set_machine(self, report: HardwareReport, profile: MachineProfile) -> None:
+        self.report, self.profile = report, profile
+        self.machine_changed.emit()
+
+    def set_model(self, choice: ModelChoice) -> None:
+        self.model = choice
+        self.model_changed.emit()
+
+    def set_run(self, run: RunResult | None) -> None:
+        self.run = run
+        self.run_changed.emit()

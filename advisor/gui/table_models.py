@@ -1,0 +1,335 @@
+"""Table models for every table in the app (devices and projections, runs, tests).
+
+Each is a QAbstractTableModel over plain core objects, with column constants and a sort role
+that returns numbers (so "1,008" sorts after "864"), tested without a window.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from advisor.core.projection import Projection
+from advisor.core.results import RunResult, TestResult
+from advisor.core.units import GB, fmt_bytes, fmt_seconds
+from advisor.gui.qt import QtCore, QtGui
+
+SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
+OBJECT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 2
+DISPLAY = QtCore.Qt.ItemDataRole.DisplayRole
+TOOLTIP = QtCore.Qt.ItemDataRole.ToolTipRole
+ALIGN = QtCore.Qt.ItemDataRole.TextAlignmentRole
+FOREGROUND = QtCore.Qt.ItemDataRole.ForegroundRole
+RIGHT = int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
+
+FIT_COLOURS = {"yes": "#2e7d32", "partial": "#b26a00", "no": "#c62828"}
+
+
+class _Table(QtCore.QAbstractTableModel):
+    HEADERS: tuple[str, ...] = ()
+    NUMERIC: frozenset[int] = frozenset()
+
+    def __init__(self, parent: QtCore.QObject | None = None):
+        super().__init__(parent)
+        self._rows: list[Any] = []
+
+    def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(
+        self, section: int, orientation: QtCore.Qt.Orientation, role: int = DISPLAY
+    ) -> Any:
+        if orientation == QtCore.Qt.Orientation.Horizontal and role == DISPLAY:
+            return self.HEADERS[section]
+        return None
+
+    def set_rows(self, rows: Sequence[Any]) -> None:
+        self.beginResetModel()
+        self._rows = list(rows)
+        self.endResetModel()
+
+    def row_object(self, row: int) -> Any:
+        return self._rows[row]
+
+    def data(self, index: QtCore.QModelIndex, role: int = DISPLAY) -> Any:
+        if not index.isValid():
+            return None
+        obj = self._rows[index.row()]
+        col = index.column()
+        if role == DISPLAY:
+            return self.display(obj, col, index.row())
+        if role == SORT_ROLE:
+            return self.sort_key(obj, col, index.row())
+        if role == OBJECT_ROLE:
+            return obj
+        if role == ALIGN and col in self.NUMERIC:
+            return RIGHT
+        if role == TOOLTIP:
+            return self.tooltip(obj, col)
+        if role == FOREGROUND:
+            colour = self.colour(obj, col)
+            return QtGui.QBrush(QtGui.QColor(colour)) if colour else None
+        return None
+
+    # overridden per table
+    def display(self, obj: Any, col: int, row: int) -> str:
+        raise NotImplementedError
+
+    def sort_key(self, obj: Any, col: int, row: int) -> Any:
+        return self.display(obj, col, row)
+
+    def tooltip(self, obj: Any, col: int) -> str | None:
+        return None
+
+    def colour(self, obj: Any, col: int) -> str | None:
+        return None
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return format(value, fmt) if value is not None else "—"
+
+
+class ProjectionTableModel(_Table):
+    """Devices with their predicted speed for the chosen model and workload."""
+
+    DEVICE, CLASS, MEMORY, FITS, DECODE, BAND, PREFILL, TTFT, REQUEST, PRICE, BASIS = range(11)
+    HEADERS = (
+        "Device",
+        "Class",
+        "Memory",
+        "Fits",
+        "Decode t/s",
+        "Likely range",
+        "Prefill t/s",
+        "First token",
+        "Per request",
+        "Launch price",
+        "Basis",
+    )
+    NUMERIC = frozenset({MEMORY, DECODE, BAND, PREFILL, TTFT, REQUEST, PRICE})
+
+    def __init__(self, parent: QtCore.QObject | None = None):
+        super().__init__(parent)
+        self._classes: dict[str, str] = {}
+        self.this_machine_id: str | None = None
+
+    def set_projections(
+        self,
+        projections: Sequence[Projection],
+        classes: dict[str, str],
+        this_machine_id: str | None,
+    ) -> None:
+        self._classes = classes
+        self.this_machine_id = this_machine_id
+        self.set_rows(projections)
+
+    def is_this_machine(self, row: int) -> bool:
+        return row == 0 and self.this_machine_id is not None
+
+    def display(self, p: Projection, col: int, row: int) -> str:
+        if col == self.DEVICE:
+            return f"{p.device}  (this machine)" if self.is_this_machine(row) else p.device
+        if col == self.CLASS:
+            return self._classes.get(p.device_id, "")
+        if col == self.MEMORY:
+            return f"{p.memory_gb:g} GB" + (f" x{p.count}" if p.count > 1 else "")
+        if col == self.FITS:
+            return {"yes": "yes", "partial": "partly", "no": "no"}[p.fits]
+        if p.fits == "no":
+            return "does not fit" if col == self.DECODE else "—"
+        if col == self.DECODE:
+            return _num(p.per_user_tps if p.aggregate_tps != p.decode_tps else p.decode_tps, ",.1f")
+        if col == self.BAND:
+            return f"{p.decode_tps_low:,.0f}–{p.decode_tps_high:,.0f}" if p.decode_tps_low else "—"
+        if col == self.PREFILL:
+            return _num(p.prefill_tps, ",.0f")
+        if col == self.TTFT:
+            return fmt_seconds(p.ttft_s)
+        if col == self.REQUEST:
+            return fmt_seconds(p.request_s)
+        if col == self.PRICE:
+            return f"${p.price_usd:,.0f}" if p.price_usd else "—"
+        return p.basis
+
+    def sort_key(self, p: Projection, col: int, row: int) -> Any:
+        if col in (self.DEVICE, self.CLASS, self.BASIS):
+            return self.display(p, col, row).lower()
+        if col == self.FITS:
+            return {"yes": 2, "partial": 1, "no": 0}[p.fits]
+        if col == self.MEMORY:
+            return p.memory_gb * p.count
+        value = {
+            self.DECODE: p.per_user_tps,
+            self.BAND: p.decode_tps_low,
+            self.PREFILL: p.prefill_tps,
+            self.TTFT: p.ttft_s,
+            self.REQUEST: p.request_s,
+            self.PRICE: p.price_usd,
+        }.get(col)
+        if value is None:  # unknowns sort last in either direction of the useful order
+            return float("-inf") if col in (self.DECODE, self.BAND, self.PREFILL) else float("inf")
+        return float(value)
+
+    def tooltip(self, p: Projection, col: int) -> str | None:
+        lines = list(p.notes)
+        if col in (self.DECODE, self.BAND) and p.decode_ceiling_tps:
+            lines.insert(
+                0,
+                f"Bandwidth ceiling {p.decode_ceiling_tps:,.0f} t/s at "
+                f"{p.bandwidth_bytes_per_s / GB:,.0f} GB/s",
+            )
+        if col == self.BASIS:
+            lines.insert(
+                0,
+                {
+                    "measured": "From your own measurement on this device.",
+                    "calibrated": "From published llama.cpp results for this kind of device, "
+                    "adjusted by your measurement where you made one.",
+                    "spec-only": "From the datasheet alone: no published measurements calibrate "
+                    "this kind of device.",
+                }[p.basis],
+            )
+        return "\n".join(lines) or None
+
+    def colour(self, p: Projection, col: int) -> str | None:
+        return FIT_COLOURS.get(p.fits) if col == self.FITS else None
+
+
+class PinnedFirstRowProxy(QtCore.QSortFilterProxyModel):
+    """Sorts and filters, but keeps source row 0 ('this machine') first, always."""
+
+    def __init__(self, parent: QtCore.QObject | None = None):
+        super().__init__(parent)
+        self.setSortRole(SORT_ROLE)
+        self.setFilterCaseSensitivity(QtCore.Qt.CaseSensitivity.CaseInsensitive)
+        self.setFilterKeyColumn(-1)
+        self.pin_first = True
+
+    def lessThan(self, left: QtCore.QModelIndex, right: QtCore.QModelIndex) -> bool:
+        if self.pin_first and (left.row() == 0 or right.row() == 0):
+            first_wins = left.row() == 0
+            ascending = self.sortOrder() == QtCore.Qt.SortOrder.AscendingOrder
+            return first_wins if ascending else not first_wins
+        a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)
+        try:
+            return a < b
+        except TypeError:
+            return str(a) < str(b)
+
+    def filterAcceptsRow(self, source_row: int, source_parent: QtCore.QModelIndex) -> bool:
+        if self.pin_first and source_row == 0:
+            return True
+        return super().filterAcceptsRow(source_row, source_parent)
+
+
+class RunsTableModel(_Table):
+    """Saved runs, newest first."""
+
+    DATE, MODEL, QUANT, DEVICE, PP, TG, FLAGS, LABEL = range(8)
+    HEADERS = ("Date", "Model", "Quant", "Device", "Prefill t/s", "Decode t/s", "Notes", "Label")
+    NUMERIC = frozenset({PP, TG})
+
+    def display(self, run: RunResult, col: int, row: int) -> str:
+        if col == self.DATE:
+            return time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created_at))
+        if col == self.MODEL:
+            return str(run.model.get("name") or "")
+        if col == self.QUANT:
+            return str(run.model.get("file_type") or "")
+        if col == self.DEVICE:
+            return str(run.hardware.get("device_name") or run.config.device_name or "")
+        if col == self.PP:
+            t = _first(run, "prefill")
+            return f"{t.tokens_per_s:,.0f}" if t else "—"
+        if col == self.TG:
+            t = _first(run, "decode")
+            return f"{t.tokens_per_s:,.1f}" if t else "—"
+        if col == self.FLAGS:
+            flags = []
+            if run.busy:
+                flags.append("machine was busy")
+            if run.noisy:
+                flags.append("noisy")
+            return ", ".join(flags)
+        return run.label
+
+    def sort_key(self, run: RunResult, col: int, row: int) -> Any:
+        if col == self.DATE:
+            return run.created_at
+        if col in (self.PP, self.TG):
+            t = _first(run, "prefill" if col == self.PP else "decode")
+            return t.tokens_per_s if t else -1.0
+        return self.display(run, col, row).lower()
+
+    def tooltip(self, run: RunResult, col: int) -> str | None:
+        return "\n".join(run.notes) or None
+
+    def colour(self, run: RunResult, col: int) -> str | None:
+        return "#b26a00" if col == self.FLAGS and (run.busy or run.noisy) else None
+
+
+def _first(run: RunResult, kind: str) -> TestResult | None:
+    return next((t for t in run.tests if t.kind == kind and t.depth == 0 and t.batch == 1), None)
+
+
+class TestsTableModel(_Table):
+    """One run's tests with what they mean physically."""
+
+    TEST, TPS, PER_STREAM, BYTES, ACHIEVED, CEILING, EFFICIENCY = range(7)
+    HEADERS = (
+        "Test",
+        "Tokens/s",
+        "Per stream",
+        "Read per token",
+        "Achieved",
+        "Ceiling t/s",
+        "Of ceiling",
+    )
+    NUMERIC = frozenset({TPS, PER_STREAM, BYTES, ACHIEVED, CEILING, EFFICIENCY})
+
+    def display(self, t: TestResult, col: int, row: int) -> str:
+        if col == self.TEST:
+            return describe_test(t)
+        if col == self.TPS:
+            return f"{t.tokens_per_s:,.1f} ± {t.stddev:,.1f}"
+        if col == self.PER_STREAM:
+            return f"{t.per_stream_tps:,.1f}" if t.batch > 1 and t.per_stream_tps else ""
+        if col == self.BYTES:
+            return fmt_bytes(t.bytes_per_token) if t.kind == "decode" and t.bytes_per_token else ""
+        if col == self.ACHIEVED:
+            if t.kind == "decode" and t.achieved_bandwidth_bytes_per_s:
+                return f"{t.achieved_bandwidth_bytes_per_s / GB:,.1f} GB/s"
+            return f"{t.achieved_flops_per_s / 1e12:,.2f} TFLOP/s" if t.achieved_flops_per_s else ""
+        if col == self.CEILING:
+            ceiling = t.decode_ceiling_tps if t.kind == "decode" else t.prefill_ceiling_tps
+            return f"{ceiling:,.1f}" if ceiling else "n/a"
+        return f"{t.efficiency:.0%}" if t.efficiency else "n/a"
+
+    def sort_key(self, t: TestResult, col: int, row: int) -> Any:
+        return row
+
+    def tooltip(self, t: TestResult, col: int) -> str | None:
+        samples = ", ".join(f"{s:,.1f}" for s in t.samples)
+        load = (
+            f"\nOther programs used {t.other_cpu_load:.0%} of the CPU meanwhile."
+            if t.other_cpu_load
+            else ""
+        )
+        return f"{t.name}: repetitions {samples} t/s{load}"
+
+
+def describe_test(t: TestResult) -> str:
+    """'Prefill, 512-token prompt' / 'Decode 128 tokens at 4,096 depth, 4 streams'."""
+    if t.kind == "prefill":
+        text = f"Prefill {t.n_prompt:,}-token prompt"
+    else:
+        text = f"Decode {t.n_gen:,} tokens"
+    if t.depth:
+        text += f" after {t.depth:,} tokens"
+    if t.batch > 1:
+        text += f", {t.batch} streams"
+    return f"{text} ({t.name})"

@@ -1,0 +1,55 @@
+"""Small building blocks shared by the panels: cards, headings, rich labels, muted text."""
+
+from __future__ import annotations
+
+import html
+
+from advisor.gui.qt import QtCore, QtGui, QtWidgets
+
+
+def muted_colour() -> str:
+    app = QtWidgets.QApplication.instance()
+    if app is None:
+        return "#6b6b6b"
+    text = app.palette().color(QtGui.QPalette.ColorRole.WindowText)
+    base = app.palette().color(QtGui.QPalette.ColorRole.Window)
+    # halfway between text and background: readable in light and dark themes
+    mixed = QtGui.QColor(
+        (text.red() + base.red()) // 2,
+        (text.green() + base.green()) // 2,
+        (text.blue() + base.blue()) // 2,
+    )
+    return mixed.name()
+
+
+def muted(text: str, escape: bool = True) -> str:
+    body = html.escape(text) if escape else text
+    return f"<span style='color:{muted_colour()}'>{body}</span>"
+
+
+def heading(text: str) -> QtWidgets.QLabel:
+    label = QtWidgets.QLabel(text)
+    font = label.font()
+    font.setPointSizeF(font.pointSizeF() * 1.5)
+    font.setBold(True)
+    label.setFont(font)
+    return label
+
+
+def value_label(text: str = "") -> QtWidgets.QLabel:
+    label = QtWidgets.QLabel(text)
+    label.setWordWrap(True)
+    label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+    label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
+    return label
+
+
+class Card(QtWidgets.QGroupBox):
+    """A titled box; put content in `body`."""
+
+    def __init__(self, title: str, parent: QtWidgets.QWidget | None = None):
+        super().__init__(title, parent)
+        self.body = QtWidgets.QVBoxLayout(self)
+        self.body.setContentsMargins(12, 8, 12, 10)
+        self.body.setSpacing(6)

@@ -1,0 +1,225 @@
+"""The advisor's projections: formulas against hand-computed cases and the seed's figures."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import replace
+
+import pytest
+
+from advisor.core.calibration import (
+    DecodeParams,
+    SpeedModel,
+    fit,
+    load_observations,
+    lodo_residuals,
+)
+from advisor.core.catalogue import load_catalogue
+from advisor.core.model_facts import facts_from_shape
+from advisor.core.projection import (
+    DEDICATED_RESERVE_BYTES,
+    HOP_OVERHEAD_S,
+    Host,
+    Reference,
+    Target,
+    project,
+    upgrade_verdict,
+)
+from advisor.core.shapes import get_shape
+from advisor.core.units import GiB
+from advisor.core.workloads import PRESETS, custom_workload, get_workload, with_depth
+
+HOST = Host(ram_bytes=64 * GiB, ram_bandwidth_bytes_per_s=80e9)
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return load_catalogue()
+
+
+@pytest.fixture(scope="module")
+def nemo():
+    return facts_from_shape(get_shape("mistral-nemo-12b"), "q4_k_m")
+
+
+def _model(eff=0.8, t_layer=0.0001, pp_eff=0.5, backend="cuda"):
+    return SpeedModel(
+        decode={backend: DecodeParams(eff, t_layer)},
+        prefill_eff={backend: pp_eff},
+        prefill_eff_group={},
+        decode_band={backend: (0.8, 1.1)},
+        prefill_band={backend: (0.7, 1.2)},
+    )
+
+
+def test_decode_formula_by_hand(cat, nemo):
+    # no compute peak: decode is bytes / (bandwidth x eff) + t_layer x layers, nothing else
+    gpu = replace(cat.resolve("RTX 4090"), fp16_tensor_tflops=None, fp32_tflops=None)
+    w = custom_workload(0, 128, history_tokens=1000)
+    p = project(nemo, Target(gpu), w, host=HOST, model=_model())
+    depth = 1000 + 64
+    bytes_pt = nemo.active_weights_bytes + nemo.kv_cache_bytes(depth)
+    expected = 1 / (bytes_pt / (1008e9 * 0.8) + 0.0001 * 40)
+    assert p.decode_tps == pytest.approx(expected)
+    assert p.decode_ceiling_tps == pytest.approx(1008e9 / bytes_pt)
+    assert p.decode_tps_low == pytest.approx(expected * 0.8)
+    assert p.decode_tps_high == pytest.approx(expected * 1.1)
+    assert p.basis == "calibrated"
+    assert p.fits == "yes"
+
+
+def test_prefill_and_workload_arithmetic_by_hand(cat, nemo):
+    gpu = cat.resolve("RTX 4090")
+    w = custom_workload(2000, 100, requests_per_day=10)
+    p = project(nemo, Target(gpu), w, host=HOST, model=_model(pp_eff=0.5))
+    flops = nemo.flops_per_token(1000)
+    assert p.prefill_tps == pytest.approx(0.5 * gpu.peak_flops_per_s / flops)
+    assert p.prefill_ceiling_tps == pytest.approx(gpu.peak_flops_per_s / flops)
+    assert p.ttft_s == pytest.approx(2000 / p.prefill_tps)
+    assert p.request_s == pytest.approx(p.ttft_s + 100 / p.per_user_tps)
+    assert p.wait_per_day_s == pytest.approx(10 * p.request_s)
+
+
+def test_batched_decode_shares_weights_and_pays_compute(cat, nemo):
+    gpu = cat.resolve("RTX 4090")
+    one = project(nemo, Target(gpu), custom_workload(300, 500), host=HOST, model=_model())
+    many = project(
+        nemo,
+        Target(gpu),
+        replace(custom_workload(300, 500), concurrency=16),
+        host=HOST,
+        model=_model(),
+    )
+    assert many.aggregate_tps > 4 * one.decode_tps  # one weight read for 16 streams
+    assert many.per_user_tps < one.per_user_tps  # but each user is slower
+    assert many.per_user_tps == pytest.approx(many.aggregate_tps / 16)
+    # never above what compute allows: the prefill rate
+    assert many.aggregate_tps < many.prefill_tps
+
+
+def test_two_cards_add_memory_not_single_stream_speed(cat):
+    f70 = facts_from_shape(get_shape("llama-3-70b"), "q4_k_m")
+    one = project(f70, Target(cat.resolve("RTX 3090")), get_workload("chat"), host=HOST)
+    two = project(f70, Target(cat.resolve("RTX 3090"), count=2), get_workload("chat"), host=HOST)
+    assert one.fits == "partial"
+    assert two.fits == "yes"
+    # if one card could hold it, two would decode at the same speed plus a hop
+    big = replace(cat.resolve("RTX 3090"), memory_sizes_gb=(48.0,))
+    single = project(f70, Target(big), get_workload("chat"), host=HOST)
+    assert two.decode_tps < single.decode_tps
+    assert 1 / two.decode_tps - 1 / single.decode_tps == pytest.approx(HOP_OVERHEAD_S, rel=0.05)
+    assert any("each token passes the cards in turn" in n for n in two.notes)
+
+
+def test_partial_offload_runs_the_spill_at_ram_bandwidth(cat):
+    f70 = facts_from_shape(get_shape("llama-3-70b"), "q4_k_m")
+    gpu = cat.resolve("RTX 4090")
+    slow_ram = project(f70, Target(gpu), get_workload("chat"), host=Host(64 * GiB, 40e9))
+    fast_ram = project(f70, Target(gpu), get_workload("chat"), host=Host(64 * GiB, 120e9))
+    assert slow_ram.fits == fast_ram.fits == "partial"
+    assert fast_ram.decode_tps > 2 * slow_ram.decode_tps * 0.9  # RAM, not the GPU, sets it
+    usable = 24 * GiB - DEDICATED_RESERVE_BYTES
+    assert slow_ram.offloaded_share == pytest.approx(usable / slow_ram.memory_needed_bytes)
+    assert "system RAM" in slow_ram.notes[0]
+    # a 70B model on a 24 GB card decodes at single-digit speed: RAM bound
+    assert slow_ram.decode_tps < 5
+
+
+def test_does_not_fit_is_no_number(cat):
+    f70 = facts_from_shape(get_shape("llama-3-70b"), "q4_k_m")
+    p = project(
+        f70, Target(cat.resolve("RTX 3060 12GB")), get_workload("chat"), host=Host(16 * GiB, 50e9)
+    )
+    assert p.fits == "no"
+    assert p.decode_tps is None and p.prefill_tps is None and p.ttft_s is None
+    assert "Does not fit" in p.notes[0]
+
+
+def test_apple_memory_option_is_the_smallest_that_fits(cat, nemo):
+    p = project(
+        nemo, Target(cat.resolve("Apple M4 Max 40-core GPU")), get_workload("chat"), host=HOST
+    )
+    assert p.fits == "yes"
+    assert p.memory_gb == min(cat.resolve("Apple M4 Max 40-core GPU").memory_sizes_gb)
+
+
+def test_basis_measured_calibrated_spec_only(cat, nemo):
+    m4 = cat.resolve("Apple M4 Pro 20-core GPU")
+    ref = Reference(m4, "metal", tg_tps=29.2, pp_tps=284)
+    w = custom_workload(512, 128)
+    own = project(nemo, Target(m4), w, host=HOST, reference=ref)
+    assert own.basis == "measured"
+    # the measurement is reproduced on the device it was made on
+    assert own.decode_tps == pytest.approx(29.2, rel=0.03)
+    assert own.prefill_tps == pytest.approx(284, rel=0.03)
+    other = project(nemo, Target(cat.resolve("RTX 4090")), w, host=HOST, reference=ref)
+    assert other.basis == "calibrated"
+    intel = project(nemo, Target(cat.resolve("Arc B580"), backend="sycl"), w, host=HOST)
+    assert intel.basis == "spec-only"
+    assert (
+        intel.decode_tps_high / intel.decode_tps_low > other.decode_tps_high / other.decode_tps_low
+    )
+
+
+def test_seed_4070_to_4090(cat, nemo):
+    m4 = cat.resolve("Apple M4 Pro 20-core GPU")
+    ref = Reference(m4, "metal", tg_tps=29.2, pp_tps=284)
+    w = custom_workload(512, 128)
+    p4070 = project(nemo, Target(cat.resolve("RTX 4070")), w, host=HOST, reference=ref)
+    p4090 = project(nemo, Target(cat.resolve("RTX 4090")), w, host=HOST, reference=ref)
+    assert 1.7 <= p4090.decode_tps / p4070.decode_tps <= 2.05  # about 2x the bandwidth
+    assert p4090.prefill_tps / p4070.prefill_tps > 2.0  # 2.8x the tensor FLOPs
+
+
+def test_seed_m4_pro_at_32k_depth(cat, nemo):
+    m4 = cat.resolve("Apple M4 Pro 20-core GPU")
+    ref = Reference(m4, "metal", tg_tps=29.2, pp_tps=284)
+    p = project(
+        nemo, Target(m4), with_depth(custom_workload(1, 1), 32_768), host=HOST, reference=ref
+    )
+    assert p.decode_tps == pytest.approx(14.4, rel=0.25)
+
+
+def test_seed_m4_pro_32_streams_compute_capped(cat, nemo):
+    m4 = cat.resolve("Apple M4 Pro 20-core GPU")
+    ref = Reference(m4, "metal", tg_tps=29.2, pp_tps=284)
+    p = project(nemo, Target(m4), get_workload("many-users"), host=HOST, reference=ref)
+    assert p.aggregate_tps == pytest.approx(194, rel=0.30)
+    assert p.per_user_tps == pytest.approx(6, rel=0.35)
+    assert p.decode_limited_by == "compute"
+
+
+def test_verdict_splits_prefill_and_decode(cat, nemo):
+    v = upgrade_verdict(
+        nemo, Target(cat.resolve("RTX 4070")), Target(cat.resolve("RTX 4090")), host=HOST
+    )
+    chat = next(g for g in v.gains if g.workload == "chat")
+    summarise = next(g for g in v.gains if g.workload == "summarise")
+    assert chat.bound_by == "decode" and summarise.bound_by == "prefill"
+    assert summarise.speedup > chat.speedup
+    assert chat.prefill_speedup > chat.decode_speedup
+    assert "RTX 4090" in v.sentence and f"{chat.speedup:.1f}x" in v.sentence
+    assert v.price_usd == 1599
+    assert v.price_per_speedup_usd == pytest.approx(1599 / (chat.speedup - 1))
+
+
+def test_all_presets_project_for_every_device(cat, nemo):
+    for w in PRESETS.values():
+        for d in list(cat)[::7]:
+            p = project(nemo, Target(d), w, host=HOST)
+            assert p.fits in ("yes", "partial", "no")
+            if p.fits != "no":
+                assert p.decode_tps > 0 and math.isfinite(p.decode_tps)
+                assert p.decode_tps_low <= p.decode_tps <= p.decode_tps_high
+
+
+def test_calibration_holds_up_on_held_out_devices():
+    obs = load_observations()
+    residuals = lodo_residuals(obs, fit)
+    tg_err = statistics.median(abs(tg / o.tg_tps - 1) for o, tg, _ in residuals)
+    pp_err = statistics.median(
+        abs(pp / o.pp_tps - 1) for o, _, pp in residuals if math.isfinite(pp)
+    )
+    assert tg_err <= 0.10
+    assert pp_err <= 0.25

@@ -1,0 +1,158 @@
+"""The real window, offscreen, driven like a person would: pick a model, run a benchmark through
+the real child process, see it in the charts and the comparison, cancel, bad files, history."""
+
+from __future__ import annotations
+
+import time
+
+import psutil
+import pytest
+
+from advisor.gui import services as services_module
+from advisor.gui.qt import QtCore
+from advisor.gui.table_models import DISPLAY, ProjectionTableModel
+
+SMALL = {"n_prompt": (64,), "n_gen": (16,), "depths": (0,), "batches": (1,)}
+MODEL = ("qwen2.5-0.5b", "q4_0")
+
+
+def _children() -> list[psutil.Process]:
+    return [p for p in psutil.Process().children(recursive=True) if p.is_running()]
+
+
+@pytest.fixture
+def small_presets(monkeypatch):
+    """The real benchmark, with tiny test sizes so a run takes seconds on 2 cores."""
+    monkeypatch.setitem(services_module.PRESETS, "quick", SMALL)
+    monkeypatch.setitem(
+        services_module.PRESETS, "thorough", {**SMALL, "depths": (0, 512), "batches": (1, 2)}
+    )
+
+
+@pytest.mark.llama
+@pytest.mark.slow
+def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
+    window, services = make_window()
+    services.choose_shape(*MODEL)
+    window.show_page("Benchmark")
+    window.bench.reps.setValue(2)
+
+    # the event loop must never stall: a 10 ms timer records the longest gap
+    gaps, last = [0.0], [time.perf_counter()]
+
+    def tick():
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QtCore.QTimer()
+    timer.timeout.connect(tick)
+    timer.start(10)
+    with qtbot.waitSignal(services.bench.finished, timeout=240_000) as blocker:
+        qtbot.mouseClick(window.bench.run_button, QtCore.Qt.MouseButton.LeftButton)
+        last[0] = time.perf_counter()
+    timer.stop()
+    run = blocker.args[0]
+    with capsys.disabled():
+        print(
+            f"\n[gui] longest event-loop gap during the benchmark: {max(gaps) * 1000:.1f} ms "
+            f"over {len(gaps)} ticks"
+        )
+    assert max(gaps) < 0.100
+
+    # results: the table, the explanation, the charts, the comparison
+    assert {t.name for t in run.tests} == {"pp64", "tg16"}
+    qtbot.waitUntil(lambda: window.bench.tests_model.rowCount() == 2, timeout=5000)
+    assert "tokens/s" in window.bench.explanation.text()
+    assert window.bench.progress.text() == "done" or window.bench.progress.format() == "done"
+    window.show_page("Charts")
+    xs, ys = window.charts.depth_measured.getData()
+    assert len(xs) == 1 and ys[0] == pytest.approx(run.test("tg16").tokens_per_s)
+    assert len(window.charts.depth_ceiling.getData()[0]) > 10
+    assert window.charts.roof_points.getData()[0] is not None
+
+    window.show_page("Compare & upgrade")
+    model = window.compare.model
+    qtbot.waitUntil(lambda: model.rowCount() > 150 and model.row_object(0).basis == "measured",
+                    timeout=20_000)
+    first = window.compare.proxy.index(0, ProjectionTableModel.DEVICE).data(DISPLAY)
+    assert first.endswith("(this machine)")
+    mine = model.row_object(0)
+    assert mine.decode_tps == pytest.approx(run.test("tg16").tokens_per_s, rel=0.3)
+
+    # the run is in the history
+    qtbot.waitUntil(lambda: window.history.model.rowCount() == 1, timeout=10_000)
+
+
+@pytest.mark.llama
+@pytest.mark.slow
+def test_cancel_returns_control_and_leaves_no_process(make_window, qtbot, monkeypatch):
+    monkeypatch.setitem(
+        services_module.PRESETS,
+        "quick",
+        {"n_prompt": (64,), "n_gen": (4000,), "depths": (0,), "batches": (1,)},
+    )
+    window, services = make_window()
+    services.choose_shape(*MODEL)
+    qtbot.mouseClick(window.bench.run_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: any(p.tokens_per_s for p in [window.bench._last_progress] if p), timeout=120_000
+    )
+    assert _children(), "the benchmark runs in a child process"
+    start = time.perf_counter()
+    with qtbot.waitSignal(services.bench.failed, timeout=5000) as blocker:
+        qtbot.mouseClick(window.bench.cancel_button, QtCore.Qt.MouseButton.LeftButton)
+    elapsed = time.perf_counter() - start
+    assert blocker.args[0].cancelled
+    assert elapsed < 2.5
+    qtbot.waitUntil(lambda: not _children(), timeout=3000)
+    assert window.bench.run_button.isEnabled()
+    assert not window.banner.isVisible()  # a cancel is not an error
+
+
+def test_opening_a_text_file_shows_one_sentence(make_window, qtbot, tmp_path):
+    window, _services = make_window()
+    bad = tmp_path / "notes.gguf"
+    bad.write_text("these are my notes, not a model\n")
+    window.model.open_path(str(bad))
+    qtbot.waitUntil(window.banner.isVisible, timeout=5000)
+    text = window.banner.message.text()
+    assert "notes.gguf is not a GGUF model" in text
+    assert "\n" not in text and "Traceback" not in text
+    assert window.isVisible()  # the app keeps running
+
+
+def test_history_survives_reopening_the_window(make_window, qtbot, tiny_run):
+    window, services = make_window()
+    services.history.save(tiny_run)
+    window.history.reload()
+    qtbot.waitUntil(lambda: window.history.model.rowCount() == 1, timeout=5000)
+    window.close()
+    window2, _ = make_window()
+    window2.history.reload()
+    qtbot.waitUntil(lambda: window2.history.model.rowCount() == 1, timeout=5000)
+    assert window2.history.model.row_object(0).id == tiny_run.id
+
+
+def test_choose_device_by_hand(make_window, qtbot, recorded_detect):
+    window, services = make_window()
+    combo = window.machine.device_combo
+    combo.setCurrentIndex(combo.findData("nvidia-geforce-rtx-4090"))
+    with qtbot.waitSignal(services.state.machine_changed, timeout=5000):
+        qtbot.mouseClick(window.machine.use_button, QtCore.Qt.MouseButton.LeftButton)
+    assert services.state.profile.name == "GeForce RTX 4090"
+    assert services.settings.current.chosen_device_id == "nvidia-geforce-rtx-4090"
+    assert "GeForce RTX 4090" in window.machine.runs_on_text.text()
+
+
+def test_settings_and_window_state_persist(make_window, qtbot):
+    window, services = make_window()
+    window.show_page("History")
+    window.bench.thorough.setChecked(True)
+    services.settings.update(bench_preset="thorough", workload="summarise")
+    window.close()
+    window2, services2 = make_window()
+    assert services2.settings.current.bench_preset == "thorough"
+    assert window2.bench.thorough.isChecked()
+    assert window2.nav.currentRow() == 5
+    assert window2.compare.workload.currentData() == "summarise"

@@ -1,0 +1,81 @@
+"""Table models without a window: sorting by numbers, 'this machine' pinned first, filtering."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from advisor.core.catalogue import load_catalogue
+from advisor.core.model_facts import facts_from_shape
+from advisor.core.projection import Host, Target, project
+from advisor.core.shapes import get_shape
+from advisor.core.units import GiB
+from advisor.core.workloads import get_workload
+from advisor.gui.qt import QtCore
+from advisor.gui.table_models import (
+    DISPLAY,
+    OBJECT_ROLE,
+    PinnedFirstRowProxy,
+    ProjectionTableModel,
+)
+
+
+@pytest.fixture
+def projections(qapp):
+    cat = load_catalogue()
+    facts = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")
+    host = Host(32 * GiB, 60e9)
+    names = ["Apple M1 (8-core GPU)", "RTX 4090", "RTX 3060", "L40S", "Tesla T4", "RTX 4070"]
+    rows = [project(facts, Target(cat.resolve(n)), get_workload("chat"), host=host) for n in names]
+    rows[0] = replace(rows[0], device="My Mac")
+    classes = {d.id: d.class_label for d in cat}
+    return rows, classes
+
+
+def _column(proxy, col):
+    return [proxy.index(r, col).data(DISPLAY) for r in range(proxy.rowCount())]
+
+
+def test_sorting_is_numeric_and_keeps_this_machine_first(projections):
+    rows, classes = projections
+    model = ProjectionTableModel()
+    model.set_projections(rows, classes, rows[0].device_id)
+    proxy = PinnedFirstRowProxy()
+    proxy.setSourceModel(model)
+    proxy.sort(ProjectionTableModel.DECODE, QtCore.Qt.SortOrder.DescendingOrder)
+    objs = [proxy.index(r, 0).data(OBJECT_ROLE) for r in range(proxy.rowCount())]
+    assert objs[0].device == "My Mac"
+    speeds = [p.per_user_tps for p in objs[1:]]
+    assert speeds == sorted(speeds, reverse=True)
+    assert objs[1].device.endswith("RTX 4090")  # 1,008 GB/s before 864 (text sort would not)
+    proxy.sort(ProjectionTableModel.DECODE, QtCore.Qt.SortOrder.AscendingOrder)
+    objs = [proxy.index(r, 0).data(OBJECT_ROLE) for r in range(proxy.rowCount())]
+    assert objs[0].device == "My Mac"
+    assert [p.per_user_tps for p in objs[1:]] == sorted(speeds)
+
+
+def test_filter_keeps_this_machine(projections):
+    rows, classes = projections
+    model = ProjectionTableModel()
+    model.set_projections(rows, classes, rows[0].device_id)
+    proxy = PinnedFirstRowProxy()
+    proxy.setSourceModel(model)
+    proxy.setFilterFixedString("RTX")
+    names = _column(proxy, ProjectionTableModel.DEVICE)
+    assert names[0].startswith("My Mac")
+    assert all("RTX" in n for n in names[1:]) and len(names) == 4
+
+
+def test_cells_say_units_and_fit(projections):
+    rows, classes = projections
+    model = ProjectionTableModel()
+    model.set_projections(rows, classes, rows[0].device_id)
+    row = next(i for i, p in enumerate(rows) if p.device.endswith("RTX 4090"))
+    index = model.index(row, ProjectionTableModel.MEMORY)
+    assert index.data(DISPLAY) == "24 GB"
+    assert model.index(row, ProjectionTableModel.FITS).data(DISPLAY) == "yes"
+    assert model.index(row, ProjectionTableModel.PRICE).data(DISPLAY) == "$1,599"
+    assert model.index(0, ProjectionTableModel.DEVICE).data(DISPLAY).endswith("(this machine)")
+    tip = model.index(row, ProjectionTableModel.BASIS).data(QtCore.Qt.ItemDataRole.ToolTipRole)
+    assert "published llama.cpp results" in tip
