@@ -354,6 +354,10 @@ def _reference(args: argparse.Namespace, facts):
             name = run.hardware.get("device_name") or run.config.device_name
             device = load_catalogue().try_resolve(name or "")
         if device is None:
+            from advisor.core.machine import device_from_summary
+
+            device = device_from_summary(run.hardware)
+        if device is None:
             raise UserError(
                 f"The run {args.result} was measured on a device the catalogue does "
                 "not know; use --from-device NAME --from-tg TPS instead."
@@ -617,14 +621,19 @@ def _print_run_table(run) -> None:
         print(f"Note: {note}")
 
 
-def _is_quantized(config) -> bool:
+def _bench_facts(config):
+    """The facts of the model a benchmark config names (file header or shape)."""
     from advisor.bench.runner import parse_synthetic
-    from advisor.core.model_facts import facts_from_gguf
-    from advisor.core.quant import file_type
+    from advisor.core.model_facts import facts_from_gguf, facts_from_shape
+    from advisor.core.shapes import get_shape
 
     if config.model_path:
-        return facts_from_gguf(config.model_path).is_quantized
-    return file_type(parse_synthetic(config.synthetic)[1]).label not in ("F32", "F16", "BF16")
+        return facts_from_gguf(config.model_path)
+    shape_id, quant = parse_synthetic(config.synthetic)
+    shape = get_shape(shape_id)
+    if config.synthetic_layers:
+        shape = shape.with_layers(config.synthetic_layers)
+    return facts_from_shape(shape, quant)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -634,18 +643,29 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from advisor.bench.machine_service import detect_machine, hardware_summary
     from advisor.core.history import History, HistoryError
     from advisor.core.paths import app_paths
+    from advisor.core.projection import Target, project
     from advisor.core.results import Failure, Progress, RunResult
+    from advisor.core.workloads import custom_workload
 
     config = _bench_config(args)
     paths = app_paths().ensure()
     report, profile = detect_machine(paths, probe_bandwidth=True)
-    peak, _ = profile.compute_peak(_is_quantized(config))
+    facts = _bench_facts(config)
+    peak, _ = profile.compute_peak(facts.is_quantized)
+    guess = project(
+        facts,
+        Target(profile.device, backend=profile.backend),
+        custom_workload(512, 128),
+        host=profile.host,
+    )
     config = replace(
         config,
         device_name=profile.name,
         bandwidth_spec_bytes_per_s=profile.spec_bandwidth_bytes_per_s,
         bandwidth_measured_bytes_per_s=profile.measured_bandwidth_bytes_per_s,
         peak_flops_per_s=peak,
+        expected_prefill_tps=guess.prefill_tps,
+        expected_decode_tps=guess.decode_tps,
     )
     job = BenchJob(config, hardware=hardware_summary(report, profile), watchdog_s=args.watchdog)
     live = sys.stderr.isatty() and not args.quiet
@@ -689,6 +709,96 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_detect(args: argparse.Namespace) -> int:
+    from advisor.bench.machine_service import detect_machine
+    from advisor.core.paths import app_paths
+    from advisor.core.units import GiB, fmt_bandwidth
+
+    paths = app_paths().ensure()
+    report, profile = detect_machine(paths, probe_bandwidth=not args.no_probe, use_cache=False)
+    if args.json:
+        print_json({**report.to_json(), "profile": profile.to_json()})
+        return EXIT_OK
+    cpu, ram = report.cpu, report.ram
+    rows = [
+        ("OS", f"{report.os} {report.os_version}"),
+        (
+            "CPU",
+            f"{cpu.model or 'unknown'}: {cpu.physical_cores or '?'} cores, "
+            f"{cpu.logical_cores or '?'} threads",
+        ),
+        ("CPU features", ", ".join(cpu.features) or "unknown"),
+        (
+            "RAM",
+            f"{(ram.total_bytes or 0) / GiB:.1f} GiB total, "
+            f"{(ram.available_bytes or 0) / GiB:.1f} GiB available",
+        ),
+        (
+            "RAM type and speed",
+            ", ".join(
+                x for x in (ram.type, f"{ram.speed_mts} MT/s" if ram.speed_mts else None) if x
+            )
+            or "unknown (not readable without admin rights)",
+        ),
+        (
+            "RAM bandwidth, theoretical",
+            (
+                fmt_bandwidth(ram.theoretical_bandwidth_bytes_per_s)
+                + f" ({ram.theoretical_bandwidth_source or 'memory modules'})"
+            )
+            if ram.theoretical_bandwidth_bytes_per_s
+            else (ram.theoretical_bandwidth_source or "unknown"),
+        ),
+        (
+            "RAM bandwidth, measured",
+            (
+                fmt_bandwidth(ram.measured_bandwidth_bytes_per_s)
+                + f" (read test, {ram.measured_probe_s:.1f} s)"
+            )
+            if ram.measured_bandwidth_bytes_per_s
+            else "not measured (--no-probe)",
+        ),
+    ]
+    for g in report.gpus:
+        vram = f", {g.vram_total_bytes / GiB:.1f} GiB" if g.vram_total_bytes else ""
+        cores = f", {g.gpu_cores}-core GPU" if g.gpu_cores else ""
+        bw = f", {fmt_bandwidth(g.bandwidth_bytes_per_s)}" if g.bandwidth_bytes_per_s else ""
+        rows.append(("GPU", f"{g.name}{vram}{cores}{bw}" + (" (virtual)" if g.is_virtual else "")))
+    if not report.gpus:
+        rows.append(("GPU", "none found"))
+    b = report.backend
+    rows.append(
+        (
+            "llama.cpp",
+            (
+                f"{', '.join(b.backends)}; GPU offload "
+                f"{'yes' if b.gpu_offload else 'no'}; llama-cpp-python "
+                f"{b.llama_cpp_python_version}"
+            )
+            if b and b.available
+            else f"unavailable ({b.error if b else 'not checked'})",
+        )
+    )
+    rows.append(("Runs your model", f"{profile.name} ({profile.backend})"))
+    rows.append(
+        (
+            "  bandwidth",
+            f"{fmt_bandwidth(profile.bandwidth_bytes_per_s)} ({profile.bandwidth_source})",
+        )
+    )
+    peak, source = profile.compute_peak(True)
+    rows.append(
+        ("  compute", f"{(peak or 0) / 1e12:.2f} TFLOP/s ({source})" if peak else "unknown")
+    )
+    print(format_table(("", ""), rows).split("\n", 2)[2])
+    unknown = [n for n in report.notes if n.status != "ok"]
+    if unknown:
+        print("\nNot available here:")
+        for n in unknown:
+            print(f"  {n.probe}: {n.detail}")
+    return EXIT_OK
+
+
 # -------------------------------------------------------------------------------------------
 # parser and entry points
 # -------------------------------------------------------------------------------------------
@@ -707,6 +817,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("gui", help="open the app (optionally with a model chosen)")
     g.add_argument("model", nargs="?", help="a .gguf file to open")
+
+    t = sub.add_parser("detect", help="this machine's hardware, with a measured RAM bandwidth")
+    t.add_argument("--no-probe", action="store_true", help="skip the memory bandwidth test")
+    t.add_argument("--json", action="store_true", help="machine-readable output")
+    t.set_defaults(func=cmd_detect)
 
     i = sub.add_parser("inspect", help="model facts from a GGUF header, without loading it")
     i.add_argument("model", help="path to a .gguf file")
@@ -812,6 +927,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
+    from advisor.core.catalogue import UnknownDeviceError
     from advisor.core.gguf_file import InvalidModelError
     from advisor.core.quant import UnknownQuantError
     from advisor.core.shapes import UnknownShapeError
@@ -823,12 +939,29 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
         UnknownShapeError,
         UnknownQuantError,
         UnknownWorkloadError,
+        UnknownDeviceError,
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `advisor` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--bench-child"]:  # the frozen app runs its own benchmark child process
+        from advisor.bench.child import main as child_main
+
+        return child_main(argv[1:])
+    from advisor.startup import cpu_check_message
+
+    problem = cpu_check_message()
+    if problem:
+        print(f"advisor: {problem}", file=sys.stderr)
+        if not argv or argv[0] == "gui":
+            _show_startup_problem(problem)
+        return EXIT_FAILED
+    if argv[:1] == ["--smoke-test"]:
+        from advisor.smoke import main as smoke_main
+
+        return smoke_main()
     try:
         args = build_parser().parse_args(argv)
         if args.command in (None, "gui"):
@@ -865,6 +998,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def gui_main(model: str | None = None) -> int:
     """Open the desktop app."""
+    from advisor.core.paths import app_paths
+    from advisor.startup import route_output_to_log
+
+    route_output_to_log(app_paths().log_file)
     from advisor.gui.app import run_app
 
     return run_app(model)
+
+
+def _show_startup_problem(message: str) -> None:
+    """A windowed app cannot print: show the one sentence in a message box."""
+    try:
+        from PySide6 import QtWidgets
+
+        app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["advisor"])
+        QtWidgets.QMessageBox.critical(None, "LLM Hardware Advisor", message)
+        del app
+    except Exception:  # no display: the stderr line is all we can do
+        pass

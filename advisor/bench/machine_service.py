@@ -95,6 +95,8 @@ def hardware_summary(report: HardwareReport, profile: MachineProfile) -> dict[st
         "spec_bandwidth_source": profile.spec_bandwidth_source,
         "measured_bandwidth_bytes_per_s": profile.measured_bandwidth_bytes_per_s,
         "peak_flops_per_s": profile.peak_flops_per_s,
+        "simd": profile.device.simd,
+        "device_class": profile.device.device_class,
         "peak_flops_source": profile.peak_flops_source,
         "os": f"{report.os} {report.os_version}".strip(),
         "cpu": report.cpu.model,

@@ -255,7 +255,8 @@ class _Test:
         self.rng = rng
         self.n_batch = config.n_batch
         self.depth_cache = depth_cache
-        n_ctx = (spec.n_prompt + spec.n_gen + spec.depth) * spec.batch + spec.batch
+        # exactly llama-bench's context: prompt + generated + depth tokens (per stream)
+        n_ctx = max(1, (spec.n_prompt + spec.n_gen + spec.depth) * spec.batch)
         self.ctx = llama.new_context(config, n_ctx, threads, n_seq=spec.batch)
         self.mem = self.C.llama_get_memory(self.ctx)
         self.pool = llama.lib.new_threadpool(threads)
@@ -506,7 +507,7 @@ def run_benchmark(
         depth_cache: dict[int, Any] = {}
         results: list[TestResult] = []
         meter = _CpuMeter()
-        pp_tps = tg_tps = None
+        pp_tps, tg_tps = config.expected_prefill_tps, config.expected_decode_tps
         threadpool = False
         run_started = time.monotonic()
         for index, spec in enumerate(specs):
@@ -563,9 +564,9 @@ def run_benchmark(
             result = summarise_samples(spec, samples, load)
             results.append(result)
             if spec.kind == "prefill" and spec.depth == 0:
-                pp_tps = pp_tps or result.tokens_per_s
+                pp_tps = result.tokens_per_s  # measured replaces predicted
             if spec.kind == "decode" and spec.depth == 0 and spec.batch == 1:
-                tg_tps = tg_tps or result.tokens_per_s
+                tg_tps = result.tokens_per_s
 
         llama_info = {
             **{

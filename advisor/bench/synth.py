@@ -158,8 +158,14 @@ def write_synthetic_gguf(
     n_layers: int | None = None,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    sparse: bool = False,
 ) -> SynthResult:
-    """Write a random-weight GGUF of `shape` at `quant_label` to `path` (atomically)."""
+    """Write a random-weight GGUF of `shape` at `quant_label` to `path` (atomically).
+
+    `sparse=True` leaves the weights as holes in a sparse file (all zeros when read): a
+    full-size model on any disk in no time, for checks that never run it (e.g. memory
+    preflight of a 70B model).
+    """
     if isinstance(shape, str):
         shape = get_shape(shape)
     if n_layers is not None:
@@ -198,7 +204,9 @@ def write_synthetic_gguf(
             pad = -fout.tell() % alignment
             if pad:
                 fout.write(b"\0" * pad)
-            if ggml_type == T.F32:
+            if sparse:
+                fout.seek(nbytes, os.SEEK_CUR)
+            elif ggml_type == T.F32:
                 data = _small_tensor(name, dims, rng).tobytes()
                 fout.write(data)
             else:
@@ -219,6 +227,7 @@ def write_synthetic_gguf(
         pad = -fout.tell() % alignment
         if pad:
             fout.write(b"\0" * pad)
+        fout.truncate()
         writer.close()
         os.replace(tmp, out)
     except OSError as exc:

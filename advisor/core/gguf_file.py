@@ -143,6 +143,12 @@ def tensor_nbytes(shape: tuple[int, ...], ggml_type: int) -> int:
     return n_elements // block * type_size
 
 
+def _printable(text: str, limit: int = 60) -> str:
+    """A key or name from a damaged file, safe to show in one line."""
+    clean = "".join(c if c.isprintable() else "?" for c in text)
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+
+
 class _Cursor:
     """Bounds-checked little-endian reads from a buffer."""
 
@@ -242,7 +248,16 @@ def _read_value(cur: _Cursor, value_type: int, key: str, depth: int = 0) -> Any:
 def check_model_path(path: str | os.PathLike[str]) -> Path:
     """Check that a path names a readable, non-empty regular file; return it resolved."""
     p = Path(path).expanduser()
-    shown = p.name or str(p)
+    shown = _printable(p.name or str(p), 120)
+    try:
+        return _check_model_path(p, shown)
+    except PermissionError:
+        raise InvalidModelError(
+            f"{shown} cannot be read (permission denied); check the file's permissions."
+        ) from None
+
+
+def _check_model_path(p: Path, shown: str) -> Path:
     if not p.exists():
         raise InvalidModelError(f"There is no file at {p}; check the path and try again.")
     if p.is_dir():
@@ -263,7 +278,7 @@ def check_model_path(path: str | os.PathLike[str]) -> Path:
 def read_gguf_header(path: str | os.PathLike[str]) -> GgufHeader:
     """Read and validate the header of a GGUF file without loading any tensor data."""
     p = check_model_path(path)
-    name = p.name
+    name = _printable(p.name, 120)
     try:
         with open(p, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -286,6 +301,7 @@ def read_gguf_header(path: str | os.PathLike[str]) -> GgufHeader:
 
 
 def _parse(buf: memoryview, size: int, path: str, name: str) -> GgufHeader:
+    name = _printable(name, 120)
     cur = _Cursor(buf, size, name)
     if size < 4 or bytes(buf[:4]) != GGUF_MAGIC:
         hint = ""
@@ -316,22 +332,24 @@ def _parse(buf: memoryview, size: int, path: str, name: str) -> GgufHeader:
     # each metadata entry takes >= 8 (key length) + 1 + 4 (type) + 1 bytes; a tensor info >= 33
     if n_kv > MAX_KV_COUNT or n_kv * 14 > size:
         raise InvalidModelError(
-            f"{name} is damaged: its header claims {n_kv:,} metadata entries, more than the "
-            "file can hold; download it again."
+            f"{name} is truncated or damaged: its header claims {n_kv:,} metadata entries, "
+            "more than the file can hold; the download is probably incomplete, download it "
+            "again."
         )
     if n_tensors > MAX_TENSOR_COUNT or n_tensors * 33 > size:
         raise InvalidModelError(
-            f"{name} is damaged: its header claims {n_tensors:,} tensors, more than the file "
-            "can hold; download it again."
+            f"{name} is truncated or damaged: its header claims {n_tensors:,} tensors, more "
+            "than the file can hold; the download is probably incomplete, download it again."
         )
 
     metadata: dict[str, Any] = {}
     for _ in range(n_kv):
         key = cur.string("a metadata key", limit=MAX_KEY_BYTES)
-        value_type = cur.u32(f"the type of {key}")
-        value = _read_value(cur, value_type, key)
+        label = _printable(key)
+        value_type = cur.u32(f"the type of {label}")
+        value = _read_value(cur, value_type, label)
         if key in metadata:
-            raise InvalidModelError(f"{name} is damaged: metadata key {key} appears twice.")
+            raise InvalidModelError(f"{name} is damaged: metadata key {label} appears twice.")
         metadata[key] = value
 
     alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
@@ -348,7 +366,8 @@ def _parse(buf: memoryview, size: int, path: str, name: str) -> GgufHeader:
     infos: list[tuple[str, tuple[int, ...], int, int]] = []
     seen: set[str] = set()
     for _ in range(n_tensors):
-        tname = cur.string("a tensor name", limit=MAX_KEY_BYTES)
+        raw_name = cur.string("a tensor name", limit=MAX_KEY_BYTES)
+        tname = _printable(raw_name)
         n_dims = cur.u32(f"the dimension count of tensor {tname}")
         if n_dims == 0 or n_dims > GGML_MAX_DIMS:
             raise InvalidModelError(
@@ -359,14 +378,15 @@ def _parse(buf: memoryview, size: int, path: str, name: str) -> GgufHeader:
         cur.pos += 8 * n_dims
         ggml_type = cur.u32(f"the type of tensor {tname}")
         offset = cur.u64(f"the offset of tensor {tname}")
-        if tname in seen:
+        if raw_name in seen:
             raise InvalidModelError(f"{name} is damaged: tensor {tname} appears twice.")
-        seen.add(tname)
-        infos.append((tname, tuple(int(d) for d in shape), ggml_type, offset))
+        seen.add(raw_name)
+        infos.append((raw_name, tuple(int(d) for d in shape), ggml_type, offset))
 
     data_offset = (cur.pos + alignment - 1) // alignment * alignment
     tensors: list[TensorInfo] = []
-    for tname, shape, ggml_type, offset in infos:
+    for raw_name, shape, ggml_type, offset in infos:
+        tname = _printable(raw_name)
         n_elements = 1
         for dim in shape:
             if dim <= 0 or dim > 1 << 40:
@@ -389,22 +409,22 @@ def _parse(buf: memoryview, size: int, path: str, name: str) -> GgufHeader:
             raise InvalidModelError(
                 f"{name} is damaged: tensor {tname} starts at an unaligned offset {offset}."
             )
-        tensors.append(TensorInfo(tname, shape, ggml_type, offset, n_elements, n_bytes))
+        tensors.append(TensorInfo(raw_name, shape, ggml_type, offset, n_elements, n_bytes))
 
-    needed = data_offset
-    last_end = 0
-    for t in sorted(tensors, key=lambda t: t.offset):
-        if t.offset < last_end:
-            raise InvalidModelError(
-                f"{name} is damaged: tensor {t.name} overlaps the tensor stored before it."
-            )
-        last_end = t.offset + t.n_bytes
-        needed = max(needed, data_offset + last_end)
+    needed = max([data_offset] + [data_offset + t.offset + t.n_bytes for t in tensors])
     if needed > size:
         raise InvalidModelError(
             f"{name} is truncated: its tensors need {needed:,} bytes but the file has only "
             f"{size:,}; the download is incomplete, download it again."
         )
+    last_end = 0
+    for t in sorted(tensors, key=lambda t: t.offset):
+        if t.offset < last_end:
+            raise InvalidModelError(
+                f"{name} is damaged: tensor {_printable(t.name)} overlaps the tensor stored "
+                "before it."
+            )
+        last_end = t.offset + t.n_bytes
     return GgufHeader(
         path=path,
         version=version,

@@ -65,6 +65,17 @@ class MachineProfile:
             or DEFAULT_RAM_BANDWIDTH_BYTES_PER_S
         )
 
+    @property
+    def bandwidth_source(self) -> str:
+        """Where the bandwidth the ceilings use comes from, in words."""
+        if self.spec_bandwidth_bytes_per_s:
+            return self.spec_bandwidth_source
+        if self.measured_bandwidth_bytes_per_s:
+            return (
+                "measured on this machine (the memory speed is not readable without admin rights)"
+            )
+        return "assumed: neither the memory speed nor a measurement is available"
+
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["device"] = self.device.to_json()
@@ -348,3 +359,41 @@ def save_cached_report(path: Path, report: HardwareReport) -> None:
 
 def with_backend(report: HardwareReport, backend: BackendInfo) -> HardwareReport:
     return replace(report, backend=backend)
+
+
+def device_from_summary(summary: dict[str, Any]) -> Device | None:
+    """The device a saved run was measured on, rebuilt from the run's hardware summary when
+    the catalogue does not know it (e.g. this machine's CPU). None without a bandwidth."""
+    bandwidth = summary.get("spec_bandwidth_bytes_per_s") or summary.get(
+        "measured_bandwidth_bytes_per_s"
+    )
+    if not bandwidth:
+        return None
+    peak = summary.get("peak_flops_per_s")
+    ram = summary.get("ram_total_bytes") or 16 * GiB
+    backend = (summary.get("backend") or "cpu").lower()
+    return Device(
+        id="measured-machine",
+        vendor="unknown",
+        name=str(summary.get("device_name") or "the measured machine"),
+        aliases=(),
+        device_class=summary.get("device_class") or "cpu_desktop",
+        release_year=2020,
+        memory_sizes_gb=(round(ram / GiB, 1),),
+        memory_type="RAM",
+        memory_bandwidth_gbs=bandwidth / GB,
+        fp32_tflops=peak / 1e12 if peak else None,
+        fp16_tensor_tflops=None,
+        tdp_w=None,
+        launch_price_usd=None,
+        backends=(backend,),
+        sources=(
+            {
+                "url": "https://llm-hardware-advisor.local/this-machine",
+                "fields": ["all"],
+                "note": "from the saved run's hardware summary",
+            },
+        ),
+        simd=summary.get("simd"),
+        fp32_tflops_is_estimate=True,
+    )

@@ -22,6 +22,7 @@ from advisor.core.gguf_file import (
     GgufHeader,
     InvalidModelError,
     TensorInfo,
+    _printable,
     ggml_type_name,
     read_gguf_header,
     tensor_nbytes,
@@ -339,6 +340,8 @@ def _split_parts(header: GgufHeader) -> list[GgufHeader]:
 def facts_from_header(header: GgufHeader) -> ModelFacts:
     """Model facts from a validated GGUF header (and its sibling parts when split)."""
     name_of_file = Path(header.path).name
+    # a later part of a split model has no architecture: say which part it is first
+    parts = _split_parts(header)
     arch = header.get("general.architecture")
     if not isinstance(arch, str) or not arch:
         raise InvalidModelError(
@@ -347,10 +350,10 @@ def facts_from_header(header: GgufHeader) -> ModelFacts:
         )
     if arch not in KNOWN_ARCHITECTURES:
         raise InvalidModelError(
-            f"{name_of_file} is a '{arch}' model, an architecture the bundled llama.cpp does "
+            f"{name_of_file} is a '{_printable(arch)}' model, an architecture the bundled "
+            "llama.cpp does "
             "not support; choose a model of a supported architecture (llama, qwen, gemma, ...)."
         )
-    parts = _split_parts(header)
     tensors = _tensors_of(parts)
     if not tensors:
         raise InvalidModelError(

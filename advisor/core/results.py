@@ -54,6 +54,9 @@ class BenchConfig:
     bandwidth_spec_bytes_per_s: float | None = None
     bandwidth_measured_bytes_per_s: float | None = None
     peak_flops_per_s: float | None = None
+    # predicted speeds, so the first progress events can already say how long a run takes
+    expected_prefill_tps: float | None = None
+    expected_decode_tps: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("n_prompt", "n_gen", "depths", "batches"):

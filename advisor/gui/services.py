@@ -24,7 +24,7 @@ from advisor.core.projection import Projection, Reference, Target, Verdict, proj
 from advisor.core.results import BenchConfig, RunResult
 from advisor.core.settings import SettingsStore
 from advisor.core.shapes import get_shape
-from advisor.core.workloads import Workload
+from advisor.core.workloads import Workload, custom_workload
 from advisor.gui.bench_controller import BenchController
 from advisor.gui.errors import ErrorReporter
 from advisor.gui.state import AppState, ModelChoice
@@ -146,7 +146,20 @@ class AppServices:
         values.update({k: v for k, v in overrides.items() if v is not None})
         profile = self.state.profile
         peak = profile.compute_peak(choice.facts.is_quantized)[0] if profile else None
+        expected_pp = expected_tg = None
+        if profile is not None:
+            # what this machine should do, so the progress bar can say how long from the start
+            guess = project(
+                choice.facts,
+                Target(profile.device, backend=profile.backend),
+                custom_workload(512, 128),
+                host=profile.host,
+                reference=self._reference(),
+            )
+            expected_pp, expected_tg = guess.prefill_tps, guess.decode_tps
         return BenchConfig(
+            expected_prefill_tps=expected_pp,
+            expected_decode_tps=expected_tg,
             model_path=choice.path,
             synthetic=None if choice.path else f"{choice.shape_id}:{choice.quant}",
             device_name=profile.name if profile else None,
@@ -167,11 +180,14 @@ class AppServices:
         self.bench.start(config, hardware)
 
     def save_run(self, run: RunResult) -> None:
+        """Save a finished run, then show it (the history panel reloads on run_changed, so the
+        file must be there first). A failed save still shows the run, and says why."""
+
         def failed(exc, details):
             self.errors.report(str(exc), details)
+            self.state.set_run(run)
 
-        run_task(lambda: self.history.save(run), lambda _: None, failed)
-        self.state.set_run(run)
+        run_task(lambda: self.history.save(run), lambda _: self.state.set_run(run), failed)
 
     def open_run(self, run: RunResult) -> None:
         """Show a saved run: its model becomes the current model, its results the current run."""
@@ -203,7 +219,11 @@ class AppServices:
                 )
             on_done(report.runs)
 
-        run_task(self.history.load, done, lambda e, d: self.errors.report(str(e), d))
+        def failed(exc: BaseException, details: str) -> None:
+            self.errors.report(f"The history could not be read ({exc}).", details)
+            on_done([])
+
+        run_task(self.history.load, done, failed)
 
     def delete_run(self, run_id: str, on_done: Callable[[], None]) -> None:
         run_task(

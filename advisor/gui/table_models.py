@@ -28,6 +28,7 @@ FIT_COLOURS = {"yes": "#2e7d32", "partial": "#b26a00", "no": "#c62828"}
 
 class _Table(QtCore.QAbstractTableModel):
     HEADERS: tuple[str, ...] = ()
+    HEADER_TIPS: tuple[str, ...] = ()
     NUMERIC: frozenset[int] = frozenset()
 
     def __init__(self, parent: QtCore.QObject | None = None):
@@ -45,6 +46,12 @@ class _Table(QtCore.QAbstractTableModel):
     ) -> Any:
         if orientation == QtCore.Qt.Orientation.Horizontal and role == DISPLAY:
             return self.HEADERS[section]
+        if (
+            orientation == QtCore.Qt.Orientation.Horizontal
+            and role == TOOLTIP
+            and section < len(self.HEADER_TIPS)
+        ):
+            return self.HEADER_TIPS[section] or None
         return None
 
     def set_rows(self, rows: Sequence[Any]) -> None:
@@ -97,6 +104,22 @@ class ProjectionTableModel(_Table):
     """Devices with their predicted speed for the chosen model and workload."""
 
     DEVICE, CLASS, MEMORY, FITS, DECODE, BAND, PREFILL, TTFT, REQUEST, PRICE, BASIS = range(11)
+    HEADER_TIPS = (
+        "Click a column to sort; this machine always stays on top.",
+        "",
+        "The memory size assumed (the smallest option the model fits in).",
+        "Does the model with its KV cache fit in this device's memory? 'partly' means some "
+        "layers run from system RAM, much slower.",
+        "Writing speed for one user (decode): how fast the answer appears, tokens per second.",
+        "Where the true decode speed most likely lands (5th to 95th percentile of the "
+        "calibration errors).",
+        "Reading speed (prefill): how fast the prompt is processed, tokens per second.",
+        "Time to first token: the wait before the answer starts.",
+        "Time for a whole request of this workload: reading the prompt plus writing the answer.",
+        "Launch price of the card (or cards) where the vendor published one.",
+        "measured: your benchmark on this device; calibrated: published results for this kind "
+        "of device (and your benchmark); spec-only: the datasheet alone.",
+    )
     HEADERS = (
         "Device",
         "Class",
@@ -142,7 +165,7 @@ class ProjectionTableModel(_Table):
         if p.fits == "no":
             return "does not fit" if col == self.DECODE else "—"
         if col == self.DECODE:
-            return _num(p.per_user_tps if p.aggregate_tps != p.decode_tps else p.decode_tps, ",.1f")
+            return _num(p.per_user_tps, ",.1f")
         if col == self.BAND:
             return f"{p.decode_tps_low:,.0f}–{p.decode_tps_high:,.0f}" if p.decode_tps_low else "—"
         if col == self.PREFILL:
@@ -208,6 +231,17 @@ class PinnedFirstRowProxy(QtCore.QSortFilterProxyModel):
         self.setFilterCaseSensitivity(QtCore.Qt.CaseSensitivity.CaseInsensitive)
         self.setFilterKeyColumn(-1)
         self.pin_first = True
+        self.hide_unfit = False
+
+    def set_hide_unfit(self, hide: bool) -> None:
+        """Hide devices the model does not fit (this machine always stays)."""
+        if hasattr(self, "beginFilterChange"):  # Qt 6.10+: the non-deprecated way
+            self.beginFilterChange()
+            self.hide_unfit = hide
+            self.endFilterChange(QtCore.QSortFilterProxyModel.Direction.Rows)
+        else:
+            self.hide_unfit = hide
+            self.invalidateFilter()
 
     def lessThan(self, left: QtCore.QModelIndex, right: QtCore.QModelIndex) -> bool:
         if self.pin_first and (left.row() == 0 or right.row() == 0):
@@ -223,6 +257,10 @@ class PinnedFirstRowProxy(QtCore.QSortFilterProxyModel):
     def filterAcceptsRow(self, source_row: int, source_parent: QtCore.QModelIndex) -> bool:
         if self.pin_first and source_row == 0:
             return True
+        if self.hide_unfit:
+            obj = self.sourceModel().index(source_row, 0, source_parent).data(OBJECT_ROLE)
+            if getattr(obj, "fits", None) == "no":
+                return False
         return super().filterAcceptsRow(source_row, source_parent)
 
 

@@ -73,8 +73,9 @@ def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
 
     window.show_page("Compare & upgrade")
     model = window.compare.model
-    qtbot.waitUntil(lambda: model.rowCount() > 150 and model.row_object(0).basis == "measured",
-                    timeout=20_000)
+    qtbot.waitUntil(
+        lambda: model.rowCount() > 150 and model.row_object(0).basis == "measured", timeout=20_000
+    )
     first = window.compare.proxy.index(0, ProjectionTableModel.DEVICE).data(DISPLAY)
     assert first.endswith("(this machine)")
     mine = model.row_object(0)

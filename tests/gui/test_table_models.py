@@ -79,3 +79,22 @@ def test_cells_say_units_and_fit(projections):
     assert model.index(0, ProjectionTableModel.DEVICE).data(DISPLAY).endswith("(this machine)")
     tip = model.index(row, ProjectionTableModel.BASIS).data(QtCore.Qt.ItemDataRole.ToolTipRole)
     assert "published llama.cpp results" in tip
+
+
+def test_only_what_fits_hides_unfit_devices_but_not_this_machine(qapp):
+    cat = load_catalogue()
+    facts = facts_from_shape(get_shape("llama-3-70b"), "q4_k_m")
+    host = Host(16 * GiB, 50e9)
+    names = ["RTX 3060", "H100 SXM", "RTX 4090", "Apple M2 Ultra 76-core GPU"]
+    rows = [project(facts, Target(cat.resolve(n)), get_workload("chat"), host=host) for n in names]
+    assert rows[0].fits == "no"  # this machine (a 12 GB card, 16 GB of RAM) cannot run it
+    model = ProjectionTableModel()
+    model.set_projections(rows, {d.id: d.class_label for d in cat}, rows[0].device_id)
+    proxy = PinnedFirstRowProxy()
+    proxy.setSourceModel(model)
+    proxy.set_hide_unfit(True)
+    kept = [proxy.index(r, 0).data(OBJECT_ROLE).fits for r in range(proxy.rowCount())]
+    assert kept[0] == "no" and all(f != "no" for f in kept[1:])
+    assert proxy.rowCount() == 1 + sum(p.fits != "no" for p in rows[1:])
+    proxy.set_hide_unfit(False)
+    assert proxy.rowCount() == len(rows)

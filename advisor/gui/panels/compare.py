@@ -173,12 +173,8 @@ class ComparePanel(QtWidgets.QWidget):
         self._on_selection_changed()
 
     def _on_filter_changed(self) -> None:
-        text = self.filter.text().strip()
-        self.proxy.setFilterFixedString(text)
-        fits_only = self.fits_only.isChecked()
-        for row in range(self.proxy.rowCount()):
-            p: Projection = self.proxy.index(row, 0).data(OBJECT_ROLE)
-            self.table.setRowHidden(row, fits_only and p.fits == "no" and row != 0)
+        self.proxy.setFilterFixedString(self.filter.text().strip())
+        self.proxy.set_hide_unfit(self.fits_only.isChecked())
 
     def selected(self) -> list[Projection]:
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})

@@ -14,6 +14,7 @@ from advisor.gui.widgets import heading, muted, value_label
 
 class HistoryPanel(QtWidgets.QWidget):
     open_requested = QtCore.Signal(object)  # RunResult
+    loaded = QtCore.Signal(list)  # list[RunResult], newest first
 
     def __init__(
         self,
@@ -85,6 +86,7 @@ class HistoryPanel(QtWidgets.QWidget):
         self.table.resizeColumnsToContents()
         self.caption.setText(muted(f"{len(runs)} saved run(s). Select two to compare them."))
         self._update_buttons()
+        self.loaded.emit(runs)
 
     def selected_runs(self) -> list[RunResult]:
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})

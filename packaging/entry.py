@@ -1,0 +1,8 @@
+"""The frozen app's entry point: the same `advisor` command as a source install."""
+
+import sys
+
+from advisor.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

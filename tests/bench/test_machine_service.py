@@ -1,0 +1,120 @@
+"""Matching what detection found (recorded real outputs) to catalogue records, and the machine
+profile that explains a benchmark."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from advisor.bench.machine_service import match_catalogue
+from advisor.core.catalogue import load_catalogue
+from advisor.core.hardware import parsers as P
+from advisor.core.hardware.model import BackendInfo, CpuInfo, HardwareReport, RamInfo
+from advisor.core.machine import build_profile
+
+FIX = Path(__file__).resolve().parents[1] / "core" / "hardware" / "fixtures"
+
+
+def _report(gpus, cpu_model="AMD Ryzen 9 7950X 16-Core Processor", backends=("CPU", "CUDA")):
+    return HardwareReport(
+        os="Linux",
+        os_version="test",
+        machine=None,
+        cpu=CpuInfo(
+            model=cpu_model,
+            physical_cores=16,
+            logical_cores=32,
+            features=("AVX2", "AVX512F", "AVX512_VNNI"),
+        ),
+        ram=RamInfo(total_bytes=64 * 1024**3, measured_bandwidth_bytes_per_s=60e9),
+        gpus=tuple(gpus),
+        backend=BackendInfo(available=True, backends=backends, gpu_offload="CUDA" in backends),
+    )
+
+
+@pytest.mark.parametrize(
+    ("fixture", "parser", "expected"),
+    [
+        ("nvidia/smi-q-x-rtx4090.xml", P.parse_nvidia_smi_xml, "nvidia-geforce-rtx-4090"),
+        (
+            "nvidia/smi-q-x-rtx3060-laptop.xml",
+            P.parse_nvidia_smi_xml,
+            "nvidia-geforce-rtx-3060-laptop",
+        ),
+        ("nvidia/smi-q-x-tesla-t4.xml", P.parse_nvidia_smi_xml, "nvidia-tesla-t4"),
+        ("nvidia/query-gpu-h100-80gb-hbm3.csv", P.parse_nvidia_smi_csv, "nvidia-h100-sxm5"),
+        (
+            "nvidia/query-gpu-rtx2080super-windows.csv",
+            P.parse_nvidia_smi_csv,
+            "nvidia-geforce-rtx-2080-super",
+        ),
+        ("nvidia/query-gpu-l40s.csv", P.parse_nvidia_smi_csv, "nvidia-l40s"),
+        ("nvidia/smi-q-x-a100-40gb-mig.xml", P.parse_nvidia_smi_xml, "nvidia-a100-sxm4-40gb"),
+        ("macos/sp-displays-m1pro-14core-3displays.json", P.parse_sp_displays, "apple-m1-pro-14c"),
+        (
+            "macos/sp-displays-m1-7core-kHW-name-reformatted.json",
+            P.parse_sp_displays,
+            "apple-m1-7c",
+        ),
+    ],
+)
+def test_recorded_gpus_match_their_catalogue_record(fixture, parser, expected):
+    cat = load_catalogue()
+    assert cat.by_id(expected) is not None, expected
+    gpus = parser((FIX / fixture).read_text(encoding="utf-8"))
+    matched = match_catalogue(_report(gpus), cat)
+    assert matched.gpus[0].catalogue_id == expected
+
+
+def test_graphics_device_is_found_by_pci_id():
+    cat = load_catalogue()
+    gpus = P.parse_nvidia_smi_xml(
+        (FIX / "nvidia/smi-q-x-gtx1660ti-graphics-device.xml").read_text()
+    )
+    assert gpus[0].name == "Graphics Device" or "Graphics Device" in gpus[0].name
+    matched = match_catalogue(_report(gpus), cat)
+    device = cat.by_id(matched.gpus[0].catalogue_id)
+    assert device is not None and "1660" in device.name
+
+
+def test_virtual_gpu_is_not_matched():
+    gpus = P.parse_sp_displays(
+        (FIX / "macos/sp-displays-gh-runner-intel-vm-paravirt.json").read_text()
+    )
+    matched = match_catalogue(_report(gpus), load_catalogue())
+    assert matched.gpus[0].is_virtual and matched.gpus[0].catalogue_id is None
+
+
+def test_cpu_matches_from_its_brand_string():
+    matched = match_catalogue(_report([]), load_catalogue())
+    assert matched.cpu.catalogue_id == "amd-ryzen-9-7950x"
+
+
+def test_profile_uses_the_gpu_with_a_gpu_backend():
+    cat = load_catalogue()
+    gpus = P.parse_nvidia_smi_xml((FIX / "nvidia/smi-q-x-rtx4090.xml").read_text())
+    profile = build_profile(match_catalogue(_report(gpus), cat), cat)
+    assert profile.name == "GeForce RTX 4090" and profile.backend == "cuda"
+    assert profile.spec_bandwidth_bytes_per_s == 1008e9
+    assert profile.peak_flops_per_s == pytest.approx(165.2e12)
+
+
+def test_profile_falls_back_to_the_cpu_without_a_gpu_backend():
+    cat = load_catalogue()
+    report = match_catalogue(_report([], backends=("CPU",)), cat)
+    profile = build_profile(report, cat)
+    assert profile.backend == "cpu" and profile.catalogue_id == "amd-ryzen-9-7950x"
+    # no module speeds: the catalogue's highest supported speed, and it says so
+    assert "catalogue" in profile.spec_bandwidth_source
+    assert profile.measured_bandwidth_bytes_per_s == 60e9
+    quantized, source = profile.compute_peak(True)
+    assert (quantized > profile.peak_flops_per_s and "int8" not in source) or quantized
+
+
+def test_a_hand_picked_device_wins():
+    cat = load_catalogue()
+    report = match_catalogue(_report([], backends=("CPU",)), cat)
+    profile = build_profile(replace(report), cat, chosen_device_id="apple-m4-max-40c")
+    assert profile.name == "Apple M4 Max (40-core GPU)" and profile.backend == "metal"

@@ -1,0 +1,169 @@
+"""The command-line contract of DESIGN.md: --json with stable keys in SI units, one-line errors
+with exit status 2, tables otherwise."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from advisor.cli import main
+
+
+def run(*args: str, home) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ADVISOR_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_inspect_json_keys(tiny_model, tmp_path):
+    out = run("inspect", str(tiny_model), "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    for key in (
+        "architecture",
+        "n_params",
+        "weights_bytes",
+        "active_weights_bytes",
+        "n_layers",
+        "n_heads",
+        "n_kv_heads",
+        "head_dim",
+        "context_length",
+        "kv_bytes_per_token",
+    ):
+        assert key in d, key
+    assert d["architecture"] == "qwen2" and d["n_layers"] == 2
+    assert d["kv_bytes_per_token"] == 2 * 2 * 2 * 64 * 2  # layers x kv heads x (k+v) x dim x f16
+
+
+def test_inspect_table_is_readable(tiny_model, capsys):
+    assert main(["inspect", str(tiny_model)]) == 0
+    text = capsys.readouterr().out
+    assert "architecture" in text and "qwen2" in text and "KV cache per token" in text
+
+
+def test_shapes_json_has_sizes_per_quant(tmp_path):
+    out = run("shapes", "--json", home=tmp_path)
+    shapes = {s["id"]: s for s in json.loads(out.stdout)}
+    nemo = shapes["mistral-nemo-12b"]
+    assert nemo["weights_bytes"]["q4_k_m"] == pytest.approx(7.47e9, rel=0.03)
+    assert nemo["kv_bytes_per_token"] == 163_840
+    assert shapes["qwen3-30b-a3b"]["active_params"] < shapes["qwen3-30b-a3b"]["n_params"] / 5
+
+
+def test_devices_search_lists_the_resolved_device_first(tmp_path):
+    for name, expected in (
+        ("RTX 4090", "GeForce RTX 4090"),
+        ("M3 Max 30-core GPU", "Apple M3 Max (30-core GPU)"),
+        ("NVIDIA H100 80GB HBM3", "H100 SXM5"),
+    ):
+        out = run("devices", "--search", name, "--json", home=tmp_path)
+        assert out.returncode == 0, out.stderr
+        found = json.loads(out.stdout)
+        assert found[0]["name"] == expected
+        assert found[0]["memory_bandwidth_bytes_per_s"] == found[0]["memory_bandwidth_gbs"] * 1e9
+    out = run("devices", "--json", home=tmp_path)
+    assert len(json.loads(out.stdout)) >= 150
+
+
+def test_detect_json_on_this_machine(tmp_path):
+    out = run("detect", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    import psutil
+
+    assert d["ram"]["total_bytes"] == psutil.virtual_memory().total
+    assert d["cpu"]["logical_cores"] == psutil.cpu_count()
+    assert d["measured_bandwidth_bytes_per_s"] > 1e9
+    assert 0 < d["measured_bandwidth_probe_s"] < 3
+    assert "CPU" in d["backend"]["backends"]
+    no_probe = json.loads(run("detect", "--json", "--no-probe", home=tmp_path).stdout)
+    assert no_probe["measured_bandwidth_bytes_per_s"] is None
+
+
+def test_project_json_contract(tmp_path):
+    out = run(
+        "project",
+        "--shape",
+        "mistral-nemo-12b",
+        "--quant",
+        "q4_k_m",
+        "--from-device",
+        "Apple M4 Pro 20-core GPU",
+        "--from-tg",
+        "29.2",
+        "--from-pp",
+        "284",
+        "--to",
+        "RTX 4070",
+        "--to",
+        "RTX 4090",
+        "--json",
+        home=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    targets = d["targets"]
+    assert [t["device"] for t in targets] == ["GeForce RTX 4070", "GeForce RTX 4090"]
+    for t in targets:
+        for key in (
+            "device",
+            "backend",
+            "fits",
+            "decode_tps",
+            "decode_tps_low",
+            "decode_tps_high",
+            "prefill_tps",
+            "decode_ceiling_tps",
+            "prefill_ceiling_tps",
+            "ttft_s",
+            "request_s",
+            "basis",
+        ):
+            assert key in t, key
+        assert t["fits"] == "yes" and t["basis"] == "calibrated"
+    r4070, r4090 = targets
+    assert 1.7 < r4090["decode_tps"] / r4070["decode_tps"] < 2.05
+    assert r4090["prefill_tps"] / r4070["prefill_tps"] > 2
+    assert "RTX 4090" in d["verdicts"][-1]["sentence"]
+
+
+def test_project_from_a_saved_run(tiny_run, tmp_path):
+    """A run measured on a CPU the catalogue does not know still calibrates projections."""
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(tiny_run.to_json()))
+    out = run(
+        "project",
+        "--shape",
+        "qwen2.5-0.5b",
+        "--quant",
+        "q4_0",
+        "--result",
+        str(path),
+        "--to",
+        "RTX 4090",
+        "--json",
+        home=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["reference"]["device"] == tiny_run.hardware["device_name"]
+    assert d["reference"]["tg_tps"] == pytest.approx(tiny_run.test("tg32").tokens_per_s)
+    assert d["targets"][0]["basis"] == "calibrated"
+
+
+def test_errors_are_one_line_exit_2(tmp_path):
+    out = run("inspect", str(tmp_path / "none.gguf"), home=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and "Traceback" not in out.stderr
+    out = run("bench", home=tmp_path)
+    assert out.returncode == 2 and "model file or --synthetic" in out.stderr
