@@ -63,8 +63,8 @@ def main() -> int:
         f"{len(rows)} predicted with their device held out\n"
     )
     print(
-        f"{'backend':8} {'n':>4} {'decode MdAPE':>13} {'in band':>8} "
-        f"{'prefill MdAPE':>14} {'in band':>8}"
+        f"{'backend':8} {'n':>4} {'decode MdAPE':>13} {'P90':>8} {'in band':>8} "
+        f"{'prefill MdAPE':>14} {'P90':>8} {'in band':>8}"
     )
     for backend in [*sorted({r["o"].backend for r in rows}), "all"]:
         sel = [r for r in rows if backend == "all" or r["o"].backend == backend]
@@ -72,8 +72,12 @@ def main() -> int:
         med_pp = statistics.median(abs(r["pp_err"]) for r in sel if math.isfinite(r["pp_err"]))
         cov_tg = sum(r["tg_in"] for r in sel) / len(sel)
         cov_pp = sum(r["pp_in"] for r in sel) / len(sel)
+        p90_tg = sorted(abs(r["tg_err"]) for r in sel)[int(0.9 * (len(sel) - 1))]
+        finite = sorted(abs(r["pp_err"]) for r in sel if math.isfinite(r["pp_err"]))
+        p90_pp = finite[int(0.9 * (len(finite) - 1))]
         print(
-            f"{backend:8} {len(sel):4d} {med_tg:13.1%} {cov_tg:8.0%} {med_pp:14.1%} {cov_pp:8.0%}"
+            f"{backend:8} {len(sel):4d} {med_tg:13.1%} {p90_tg:8.0%} {cov_tg:8.0%} "
+            f"{med_pp:14.1%} {p90_pp:8.0%} {cov_pp:8.0%}"
         )
     if args.verbose:
         print()

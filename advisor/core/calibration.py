@@ -152,8 +152,10 @@ class SpeedModel:
     """Fitted parameters per backend class, and the uncertainty bands."""
 
     decode: dict[str, DecodeParams]
-    prefill_eff: dict[str, float]  # per backend
-    prefill_eff_group: dict[tuple[str, str], float]  # per (backend, device group)
+    # prefill: achieved FLOP/s = exp(offset) x (peak in TFLOP/s)^beta x 1e12, per backend
+    prefill_beta: dict[str, float]
+    prefill_offset: dict[str, float]  # per backend
+    prefill_offset_group: dict[tuple[str, str], float]  # per (backend, prefill group)
     decode_band: dict[str, tuple[float, float]] = field(default_factory=dict)
     prefill_band: dict[str, tuple[float, float]] = field(default_factory=dict)
     n_devices: dict[str, int] = field(default_factory=dict)
@@ -166,11 +168,14 @@ class SpeedModel:
             DEFAULTS["decode_eff"], DEFAULTS["t_layer_s"]
         )
 
-    def prefill_efficiency(self, backend: str, device: Device) -> float:
-        key = (backend, device_group(device))
-        if key in self.prefill_eff_group:
-            return self.prefill_eff_group[key]
-        return self.prefill_eff.get(backend, DEFAULTS["prefill_eff"])
+    def prefill_flops_rate(self, backend: str, device: Device, peak_flops: float) -> float:
+        """The FLOP/s llama.cpp reaches in prefill on a device with this peak."""
+        key = (backend, prefill_group(device))
+        offset = self.prefill_offset_group.get(key, self.prefill_offset.get(backend))
+        if offset is None:
+            return DEFAULTS["prefill_eff"] * peak_flops
+        beta = self.prefill_beta.get(backend, 1.0)
+        return math.exp(offset) * (peak_flops / 1e12) ** beta * 1e12
 
     def decode_tps(
         self, backend: str, bytes_per_token: float, bandwidth: float, n_layers: int
@@ -180,7 +185,7 @@ class SpeedModel:
     def prefill_tps(
         self, backend: str, device: Device, peak_flops: float, flops_per_token: float
     ) -> float:
-        return self.prefill_efficiency(backend, device) * peak_flops / flops_per_token
+        return self.prefill_flops_rate(backend, device, peak_flops) / flops_per_token
 
     def band(self, kind: str, backend: str) -> tuple[float, float]:
         bands = self.decode_band if kind == "decode" else self.prefill_band
@@ -192,45 +197,88 @@ class SpeedModel:
 # -------------------------------------------------------------------------------------------
 
 
-def _fit_decode(obs: list[Observation]) -> DecodeParams:
-    """Least squares on relative error of 1/tps = x/eff + t_layer x n_layers."""
+def _decode_design(obs: list[Observation]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x = np.array([o.decode_bytes / o.device.bandwidth_bytes_per_s for o in obs])
     layers = np.array([o.n_layers for o in obs], dtype=float)
     y = np.array([1.0 / o.tg_tps for o in obs])
+    return x, layers, y
+
+
+def _fit_decode(obs: list[Observation], pooled_t_layer: float = 0.0) -> DecodeParams:
+    """Least squares on relative error of 1/tps = x/eff + t_layer x n_layers."""
+    x, layers, y = _decode_design(obs)
     if len(obs) >= 3 and len(set(np.round(x / layers, 9))) >= 2:
         design = np.stack([x / y, layers / y], axis=1)
         (inv_eff, t_layer), *_ = np.linalg.lstsq(design, np.ones_like(y), rcond=None)
         if inv_eff >= 1.0 and t_layer >= 0:  # physical: eff <= 1, overhead >= 0
             return DecodeParams(float(1.0 / inv_eff), float(t_layer))
-    # too few points or unphysical: a pure bandwidth share, the median of the class
-    return DecodeParams(float(np.median(x * np.array([o.tg_tps for o in obs]))), 0.0)
+    # too few points, or an unphysical fit: keep the per-layer overhead every GPU backend
+    # shares (kernel launches), and take the class's median share of the bandwidth
+    streaming = y - pooled_t_layer * layers
+    if np.all(streaming > 0):
+        return DecodeParams(float(min(1.0, np.median(x / streaming))), pooled_t_layer)
+    return DecodeParams(float(min(1.0, np.median(x / y))), 0.0)
 
 
-def _fit_prefill(obs: list[Observation]) -> float:
-    ratios = [
-        o.pp_tps * o.prefill_flops_per_token / o.device.peak_flops_per_s
-        for o in obs
-        if o.device.peak_flops_per_s
-    ]
-    return float(math.exp(float(np.median(np.log(ratios))))) if ratios else DEFAULTS["prefill_eff"]
+def prefill_group(device: Device) -> str:
+    """Devices whose prefill efficiency is alike: the device group, and whether the peak is a
+    tensor (matrix unit) figure or an FP32 one."""
+    return device_group(device) + ("" if device.fp16_tensor_tflops else "-fp32")
+
+
+def _fit_prefill_backend(rows: list[Observation]) -> tuple[float, float, dict[str, float]]:
+    """One backend: log(achieved FLOP/s) = offset[group] + beta x log(peak TFLOP/s).
+
+    beta < 1 says the fastest chips reach a smaller share of their peak (llama.cpp's kernels
+    do not saturate an H100 as they do an RTX 3090); it is fitted only when the backend has
+    measurements over enough different peaks, else 1 (a constant share of the peak). Groups
+    with two or more devices get their own offset; the others share the backend's.
+    """
+    x = np.array([math.log(o.device.peak_flops_per_s / 1e12) for o in rows])
+    y = np.array([math.log(o.pp_tps * o.prefill_flops_per_token / 1e12) for o in rows])
+    devices: dict[str, set[str]] = {}
+    for o in rows:
+        devices.setdefault(prefill_group(o.device), set()).add(o.device.id)
+    groups = sorted(g for g, ids in devices.items() if len(ids) >= 2)
+    beta = 1.0
+    if len(rows) >= 6 and len(set(np.round(x, 6))) > 3:
+        columns = [*groups, "_rest"]
+        design = np.zeros((len(rows), len(columns) + 1))
+        for r, o in enumerate(rows):
+            g = prefill_group(o.device)
+            design[r, columns.index(g) if g in groups else len(columns) - 1] = 1.0
+            design[r, -1] = x[r]
+        used = np.append(design[:, :-1].any(axis=0), True)
+        coef, *_ = np.linalg.lstsq(design[:, used], y, rcond=None)
+        beta = float(np.clip(coef[-1], 0.5, 1.0))
+    residual = y - beta * x
+    offset = float(np.median(residual))
+    by_group = {
+        g: float(
+            np.median([residual[r] for r, o in enumerate(rows) if prefill_group(o.device) == g])
+        )
+        for g in groups
+    }
+    return beta, offset, by_group
 
 
 def fit(obs: Iterable[Observation]) -> SpeedModel:
     """Fit the speed model on observations (no bands: see `fit_with_bands`)."""
     obs = list(obs)
     by_backend: dict[str, list[Observation]] = {}
-    by_group: dict[tuple[str, str], list[Observation]] = {}
     for o in obs:
         by_backend.setdefault(o.backend, []).append(o)
-        by_group.setdefault((o.backend, device_group(o.device)), []).append(o)
+    pooled = _fit_decode(obs)
+    prefill = {
+        b: _fit_prefill_backend([o for o in rows if o.device.peak_flops_per_s])
+        for b, rows in by_backend.items()
+        if any(o.device.peak_flops_per_s for o in rows)
+    }
     return SpeedModel(
-        decode={b: _fit_decode(rows) for b, rows in by_backend.items()},
-        prefill_eff={b: _fit_prefill(rows) for b, rows in by_backend.items()},
-        prefill_eff_group={
-            k: _fit_prefill(rows)
-            for k, rows in by_group.items()
-            if len({r.device.id for r in rows}) >= 2
-        },
+        decode={b: _fit_decode(rows, pooled.t_layer_s) for b, rows in by_backend.items()},
+        prefill_beta={b: p[0] for b, p in prefill.items()},
+        prefill_offset={b: p[1] for b, p in prefill.items()},
+        prefill_offset_group={(b, g): v for b, p in prefill.items() for g, v in p[2].items()},
         n_devices={b: len({r.device.id for r in rows}) for b, rows in by_backend.items()},
     )
 
@@ -290,8 +338,9 @@ def fit_with_bands(obs: list[Observation]) -> SpeedModel:
     decode_band, prefill_band = _bands(lodo_residuals(obs))
     return SpeedModel(
         model.decode,
-        model.prefill_eff,
-        model.prefill_eff_group,
+        model.prefill_beta,
+        model.prefill_offset,
+        model.prefill_offset_group,
         decode_band,
         prefill_band,
         model.n_devices,

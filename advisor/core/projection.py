@@ -159,9 +159,12 @@ def measured_ratios(model: SpeedModel, facts: ModelFacts, ref: Reference | None)
             ref.backend, bytes_pt, ref.device.bandwidth_bytes_per_s, facts.n_layers
         )
         r.tg = ref.tg_tps / predicted
-    if ref.pp_tps and ref.device.peak_flops_per_s:
+    peak = ref.device.compute_peak_for(facts.is_quantized)
+    if ref.pp_tps and peak:
+        # the same peak `project` uses for this device, so a re-projection of the user's own
+        # machine returns what was measured
         flops = facts.flops_per_token(ref.n_prompt // 2)
-        predicted = model.prefill_tps(ref.backend, ref.device, ref.device.peak_flops_per_s, flops)
+        predicted = model.prefill_tps(ref.backend, ref.device, peak, flops)
         r.pp = ref.pp_tps / predicted
     return r
 

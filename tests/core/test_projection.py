@@ -46,8 +46,10 @@ def nemo():
 def _model(eff=0.8, t_layer=0.0001, pp_eff=0.5, backend="cuda"):
     return SpeedModel(
         decode={backend: DecodeParams(eff, t_layer)},
-        prefill_eff={backend: pp_eff},
-        prefill_eff_group={},
+        # achieved FLOP/s = exp(offset) x peak^beta: beta 1 makes it pp_eff x peak
+        prefill_beta={backend: 1.0},
+        prefill_offset={backend: math.log(pp_eff)},
+        prefill_offset_group={},
         decode_band={backend: (0.8, 1.1)},
         prefill_band={backend: (0.7, 1.2)},
     )
@@ -223,3 +225,15 @@ def test_calibration_holds_up_on_held_out_devices():
     )
     assert tg_err <= 0.10
     assert pp_err <= 0.25
+
+
+def test_cpu_reference_reproduces_its_own_prefill(cat, nemo):
+    # a quantised model on a CPU runs on int8 dot products: the ratio measured on the user's
+    # CPU and the projection back onto that CPU must use the same roof, or the user's own
+    # machine shows a prefill several times what they measured
+    cpu = next(d for d in cat.devices if d.is_cpu and d.fp32_tflops and d.simd)
+    assert cpu.compute_peak_for(True) > cpu.peak_flops_per_s
+    ref = Reference(cpu, cpu.usual_backend, tg_tps=4.0, pp_tps=40.0)
+    own = project(nemo, Target(cpu), custom_workload(512, 128), host=HOST, reference=ref)
+    assert own.prefill_tps == pytest.approx(40.0, rel=0.03)
+    assert own.decode_tps == pytest.approx(4.0, rel=0.03)
