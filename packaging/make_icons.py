@@ -1,6 +1,6 @@
 """Draw the app icon with Qt (a development-time script; its outputs are committed).
 
-    python packaging/make_icons.py   # writes advisor/resources/icon.png, packaging/advisor.ico
+python packaging/make_icons.py   # writes advisor/resources/icon.png, packaging/advisor.ico
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
+from PySide6 import QtCore, QtGui, QtWidgets
 
 ROOT = Path(__file__).resolve().parents[1]
 

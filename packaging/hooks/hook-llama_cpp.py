@@ -7,6 +7,9 @@
 from PyInstaller.utils.hooks import collect_dynamic_libs, collect_submodules
 
 binaries = [(src, "llama_cpp/lib") for src, _ in collect_dynamic_libs("llama_cpp")]
-hiddenimports = [m for m in collect_submodules("llama_cpp")
-                 if not m.startswith(("llama_cpp.server", "llama_cpp.llava", "llama_cpp.mtmd"))]
+hiddenimports = [
+    m
+    for m in collect_submodules("llama_cpp")
+    if not m.startswith(("llama_cpp.server", "llama_cpp.llava", "llama_cpp.mtmd"))
+]
 excludedimports = ["llama_cpp.server"]
