@@ -338,7 +338,7 @@ def _workload(args: argparse.Namespace):
 
 def _reference(args: argparse.Namespace, facts):
     from advisor.core.catalogue import load_catalogue
-    from advisor.core.projection import Reference
+    from advisor.core.projection import Reference, reference_from_run
 
     if args.result:
         from advisor.core.results import RunResult
@@ -362,18 +362,11 @@ def _reference(args: argparse.Namespace, facts):
                 f"The run {args.result} was measured on a device the catalogue does "
                 "not know; use --from-device NAME --from-tg TPS instead."
             )
-        tg = next((t for t in run.tests if t.kind == "decode" and t.batch == 1), None)
-        pp = next((t for t in run.tests if t.kind == "prefill" and t.depth == 0), None)
         backend = (run.hardware.get("backend") or device.usual_backend).lower()
-        return Reference(
-            device,
-            backend,
-            tg.tokens_per_s if tg else None,
-            pp.tokens_per_s if pp else None,
-            tg.depth if tg else 0,
-            tg.n_gen if tg else 128,
-            pp.n_prompt if pp else 512,
-        )
+        reference = reference_from_run(run, device, backend)
+        if reference is None:
+            raise UserError(f"The run {args.result} does not say which model it measured.")
+        return reference
     if args.from_device:
         if not args.from_tg:
             raise UserError("--from-device needs --from-tg (your measured decode tokens/s).")

@@ -8,7 +8,7 @@ import numpy as np
 
 from advisor.core.machine import MachineProfile
 from advisor.core.model_facts import ModelFacts
-from advisor.core.projection import Reference, Target, project
+from advisor.core.projection import Reference, Target, project, reference_from_run
 from advisor.core.results import RunResult
 from advisor.core.workloads import custom_workload
 
@@ -19,18 +19,8 @@ class Curve:
     y: np.ndarray
 
 
-def reference_from_run(run: RunResult, profile: MachineProfile) -> Reference:
-    tg = next((t for t in run.tests if t.kind == "decode" and t.batch == 1), None)
-    pp = next((t for t in run.tests if t.kind == "prefill" and t.depth == 0), None)
-    return Reference(
-        profile.device,
-        profile.backend,
-        tg.tokens_per_s if tg else None,
-        pp.tokens_per_s if pp else None,
-        tg.depth if tg else 0,
-        tg.n_gen if tg else 128,
-        pp.n_prompt if pp else 512,
-    )
+def _reference(run: RunResult | None, profile: MachineProfile) -> Reference | None:
+    return reference_from_run(run, profile.device, profile.backend) if run else None
 
 
 def depth_curves(
@@ -43,7 +33,7 @@ def depth_curves(
     """(bandwidth ceiling, predicted) decode tokens/s against tokens of context."""
     top = max_depth or min(facts.context_length or 32768, 65536)
     depths = np.unique(np.linspace(0, top, points).astype(int))
-    ref = reference_from_run(run, profile) if run else None
+    ref = _reference(run, profile)
     target = Target(profile.device, backend=profile.backend)
     ceiling, predicted = [], []
     for d in depths:
@@ -65,7 +55,7 @@ def batch_curves(
     """(bandwidth ceiling aggregate, predicted aggregate, predicted per user) against streams."""
     streams = np.array([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64])
     streams = streams[streams <= max_streams]
-    ref = reference_from_run(run, profile) if run else None
+    ref = _reference(run, profile)
     target = Target(profile.device, backend=profile.backend)
     ceiling, aggregate, per_user = [], [], []
     n_gen = 128

@@ -263,7 +263,7 @@ def build_profile(
             "(your modules may be slower)"
         )
     else:
-        spec, spec_source = None, "unknown: memory speed not readable without admin rights"
+        spec, spec_source = None, "memory speed not readable without admin rights"
     if spec is None and measured is None:
         notes.append(
             "Neither the memory speed nor a measured bandwidth is known; assuming "

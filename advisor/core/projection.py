@@ -25,8 +25,9 @@ from advisor.core.calibration import SpeedModel, default_model
 from advisor.core.catalogue import Device
 from advisor.core.model_facts import ModelFacts
 from advisor.core.preflight import memory_need
+from advisor.core.results import RunResult
 from advisor.core.units import GB, GiB
-from advisor.core.workloads import PRESETS, Workload
+from advisor.core.workloads import PRESETS, Workload, custom_workload
 
 DEDICATED_RESERVE_BYTES = 1.0 * GiB  # driver, CUDA/Vulkan context, compute buffers
 UNIFIED_OS_RESERVE_BYTES = 4.0 * GiB
@@ -60,6 +61,13 @@ class Reference:
     tg_depth: int = 0
     n_gen: int = 128
     n_prompt: int = 512
+    # the model the measurement was made with, where it is not the model being projected (a
+    # run's efficiency carries over to other models; its bytes and FLOPs per token do not)
+    facts: ModelFacts | None = None
+    # decode measured again deep into the context (tg128@d4096): how much slower reading the
+    # KV cache is on this device than bandwidth alone says (attention's own arithmetic)
+    deep_tg_tps: float | None = None
+    deep_tg_depth: int = 0
 
 
 @dataclass(frozen=True)
@@ -145,6 +153,37 @@ class _Ratios:
     pp: float = 1.0
     backend: str | None = None
     device_id: str | None = None
+    # seconds per byte of KV cache beyond what bandwidth and the FLOP model predict, measured
+    # on the reference device; it does not carry to other devices
+    kv_seconds_per_byte: float = 0.0
+
+
+def reference_from_run(run: RunResult, device: Device, backend: str) -> Reference | None:
+    """The user's measurement as the projection's reference: the shallowest one-stream decode,
+    the deepest one (if the run went deep), prefill without context, and the run's own model."""
+    try:
+        facts = ModelFacts.from_json(run.model)
+    except (TypeError, ValueError, KeyError):
+        return None
+    single = sorted(
+        (t for t in run.tests if t.kind == "decode" and t.batch == 1 and t.tokens_per_s),
+        key=lambda t: t.depth,
+    )
+    tg = single[0] if single else None
+    deep = single[-1] if len(single) > 1 and single[-1].depth > tg.depth else None
+    pp = next((t for t in run.tests if t.kind == "prefill" and t.depth == 0), None)
+    return Reference(
+        device,
+        backend,
+        tg.tokens_per_s if tg else None,
+        pp.tokens_per_s if pp else None,
+        tg.depth if tg else 0,
+        tg.n_gen if tg else 128,
+        pp.n_prompt if pp else 512,
+        facts=facts,
+        deep_tg_tps=deep.tokens_per_s if deep else None,
+        deep_tg_depth=deep.depth if deep else 0,
+    )
 
 
 def measured_ratios(model: SpeedModel, facts: ModelFacts, ref: Reference | None) -> _Ratios:
@@ -152,6 +191,7 @@ def measured_ratios(model: SpeedModel, facts: ModelFacts, ref: Reference | None)
     if ref is None:
         return _Ratios()
     r = _Ratios(backend=ref.backend, device_id=ref.device.id)
+    facts = ref.facts or facts
     if ref.tg_tps:
         depth = ref.tg_depth + ref.n_gen // 2
         bytes_pt = facts.active_weights_bytes + facts.kv_cache_bytes(depth)
@@ -166,7 +206,43 @@ def measured_ratios(model: SpeedModel, facts: ModelFacts, ref: Reference | None)
         flops = facts.flops_per_token(ref.n_prompt // 2)
         predicted = model.prefill_tps(ref.backend, ref.device, peak, flops)
         r.pp = ref.pp_tps / predicted
+    if ref.deep_tg_tps and ref.deep_tg_depth > ref.tg_depth and ref.tg_tps:
+        _fit_depth(model, facts, ref, r)
     return r
+
+
+def _fit_depth(model: SpeedModel, facts: ModelFacts, ref: Reference, r: _Ratios) -> None:
+    """Two decode measurements, shallow and deep, fix two unknowns: the share of the
+    predicted speed this device reaches (the ratio) and a cost per byte of KV cache beyond
+    reading it (attention's own arithmetic: on CPUs several times the cost of the bytes).
+
+        1/tps(depth) = predicted_seconds(depth) / ratio + cost x kv_bytes(depth)
+    """
+    pp_only = replace(ref, tg_tps=None, deep_tg_tps=None, deep_tg_depth=0)
+    host = Host(ram_bytes=1e15, ram_bandwidth_bytes_per_s=ref.device.bandwidth_bytes_per_s)
+    rows, times = [], []
+    for depth, tps in ((ref.tg_depth, ref.tg_tps), (ref.deep_tg_depth, ref.deep_tg_tps)):
+        workload = custom_workload(0, ref.n_gen, history_tokens=depth)
+        p = project(
+            facts,
+            Target(ref.device, backend=ref.backend),
+            workload,
+            host=host,
+            reference=pp_only,
+            model=model,
+        )
+        if not p.decode_tps:
+            return
+        rows.append((1.0 / p.decode_tps, facts.kv_cache_bytes(workload.decode_depth_tokens())))
+        times.append(1.0 / tps)
+    (a0, k0), (a1, k1) = rows
+    det = a0 * k1 - a1 * k0
+    if det <= 0:
+        return
+    inverse_ratio = (times[0] * k1 - times[1] * k0) / det
+    cost = (a0 * times[1] - a1 * times[0]) / det
+    if inverse_ratio > 0 and cost > 0:  # else the deep run shows nothing beyond the bytes
+        r.tg, r.kv_seconds_per_byte = 1.0 / inverse_ratio, cost
 
 
 def _carry(ratio: float, same_class: bool) -> float:
@@ -248,9 +324,11 @@ def project(
     ratios = measured_ratios(model, facts, reference)
     same_class = ratios.backend == backend
     # the user's measurement is the basis only near what was measured (depth, one stream)
-    near_measured = reference is not None and (
-        abs(workload.decode_depth_tokens() - (reference.tg_depth + reference.n_gen // 2)) <= 2048
-        and streams == 1
+    measured_depths = [] if reference is None else [reference.tg_depth + reference.n_gen // 2]
+    if reference is not None and reference.deep_tg_tps:
+        measured_depths.append(reference.deep_tg_depth + reference.n_gen // 2)
+    near_measured = streams == 1 and any(
+        abs(workload.decode_depth_tokens() - d) <= 2048 for d in measured_depths
     )
     same_device = ratios.device_id == device.id and same_class and count == 1 and near_measured
     flops_prefill = facts.flops_per_token(workload.prefill_depth_tokens())
@@ -281,6 +359,13 @@ def project(
             t += (step_bytes - on_device) / (spill_bandwidth * params.eff)
         return t + HOP_OVERHEAD_S * (count - 1)
 
+    # on the device the user measured deep into the context: its own cost of the KV cache
+    kv_penalty = (
+        ratios.kv_seconds_per_byte
+        if ratios.device_id == device.id and same_class and count == 1
+        else 0.0
+    )
+
     def compute_seconds(batch: int) -> float:
         """Work that does not hide under the memory stream: attention over the cache for
         every stream, and the matrix work of every stream beyond the first."""
@@ -289,11 +374,20 @@ def project(
         return (batch * attention_flops + (batch - 1) * 2.0 * facts.active_params) / flops_rate
 
     tg_ratio = _carry(ratios.tg, same_class)
-    decode_tps = tg_ratio / (memory_seconds(1) + compute_seconds(1))
+
+    def step_seconds(batch: int) -> tuple[float, float]:
+        """(memory, compute) seconds of one decode step for `batch` streams, the user's
+        measured ratio applied, plus the KV-cache cost measured deep in the context (that
+        cost is measured in seconds already: the ratio does not scale it)."""
+        attention = batch * kv_per_stream * kv_penalty
+        return memory_seconds(batch) / tg_ratio, compute_seconds(batch) / tg_ratio + attention
+
+    memory_t, compute_t = step_seconds(1)
+    decode_tps = 1.0 / (memory_t + compute_t)
     per_user, aggregate, limited = decode_tps, decode_tps, "bandwidth"
     if streams > 1:
-        memory_t, compute_t = memory_seconds(streams), compute_seconds(streams)
-        aggregate = streams * tg_ratio / (memory_t + compute_t)
+        memory_t, compute_t = step_seconds(streams)
+        aggregate = streams / (memory_t + compute_t)
         per_user = aggregate / streams
         limited = "compute" if compute_t > memory_t else "bandwidth"
 

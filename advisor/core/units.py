@@ -52,6 +52,8 @@ def fmt_seconds(seconds: float | None) -> str:
     """Format a duration: ms below a second, s below two minutes, then min or h."""
     if seconds is None:
         return "n/a"
+    if 0 < seconds < 0.0005:
+        return "<1 ms"
     if seconds < 1:
         return f"{seconds * 1000:.0f} ms"
     if seconds < 120:

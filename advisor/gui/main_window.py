@@ -52,6 +52,10 @@ class MainWindow(QtWidgets.QMainWindow):
             strict=True,
         ):
             self.nav.addItem(name)
+            if panel in (self.charts, self.compare):
+                # these fill the window and scroll inside (plots, table): no outer scrollbar
+                self.stack.addWidget(panel)
+                continue
             scroll = QtWidgets.QScrollArea()
             scroll.setWidgetResizable(True)
             scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)

@@ -20,7 +20,15 @@ from advisor.core.gguf_file import InvalidModelError
 from advisor.core.history import History
 from advisor.core.model_facts import facts_from_gguf, facts_from_shape
 from advisor.core.paths import AppPaths
-from advisor.core.projection import Projection, Reference, Target, Verdict, project, upgrade_verdict
+from advisor.core.projection import (
+    Projection,
+    Reference,
+    Target,
+    Verdict,
+    project,
+    reference_from_run,
+    upgrade_verdict,
+)
 from advisor.core.results import BenchConfig, RunResult
 from advisor.core.settings import SettingsStore
 from advisor.core.shapes import get_shape
@@ -245,17 +253,7 @@ class AppServices:
         run, profile = self.state.run, self.state.profile
         if run is None or profile is None:
             return None
-        tg = next((t for t in run.tests if t.kind == "decode" and t.batch == 1), None)
-        pp = next((t for t in run.tests if t.kind == "prefill" and t.depth == 0), None)
-        return Reference(
-            profile.device,
-            profile.backend,
-            tg.tokens_per_s if tg else None,
-            pp.tokens_per_s if pp else None,
-            tg.depth if tg else 0,
-            tg.n_gen if tg else 128,
-            pp.n_prompt if pp else 512,
-        )
+        return reference_from_run(run, profile.device, profile.backend)
 
     def projections(self, workload: Workload, on_done: Callable[[ProjectionTable], None]) -> None:
         choice, profile = self.state.model, self.state.profile

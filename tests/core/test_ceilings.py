@@ -101,3 +101,21 @@ def test_request_time():
     assert t.decode_s == pytest.approx(4.0)
     assert t.request_s == pytest.approx(24.0)
     assert ceilings.request_time(0, 0, 1, 1).request_s == 0
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (None, "n/a"),
+        (0.0002, "<1 ms"),
+        (0.0, "0 ms"),
+        (0.349, "349 ms"),
+        (30.12, "30.1 s"),
+        (600, "10.0 min"),
+        (9000, "2.5 h"),
+    ],
+)
+def test_durations_read_as_people_say_them(seconds, text):
+    from advisor.core.units import fmt_seconds
+
+    assert fmt_seconds(seconds) == text

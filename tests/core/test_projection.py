@@ -237,3 +237,51 @@ def test_cpu_reference_reproduces_its_own_prefill(cat, nemo):
     own = project(nemo, Target(cpu), custom_workload(512, 128), host=HOST, reference=ref)
     assert own.prefill_tps == pytest.approx(40.0, rel=0.03)
     assert own.decode_tps == pytest.approx(4.0, rel=0.03)
+
+
+def test_a_run_of_one_model_calibrates_another(cat, nemo):
+    # the user benchmarked NeMo, then picked a 1B model: the measured/predicted ratio is taken
+    # for NeMo's bytes and FLOPs and carried to the 1B, not NeMo's tokens/s applied to it
+    m4 = cat.resolve("Apple M4 Pro 20-core GPU")
+    small = facts_from_shape(get_shape("llama-3.2-1b"), "q4_0")
+    ref = Reference(m4, "metal", tg_tps=29.2, pp_tps=284, facts=nemo)
+    w = custom_workload(512, 128)
+    nemo_ratio = (
+        project(nemo, Target(m4), w, host=HOST, reference=ref).decode_tps
+        / project(nemo, Target(m4), w, host=HOST).decode_tps
+    )
+    small_ratio = (
+        project(small, Target(m4), w, host=HOST, reference=ref).decode_tps
+        / project(small, Target(m4), w, host=HOST).decode_tps
+    )
+    assert nemo_ratio != pytest.approx(1.0, abs=0.01)  # the run does move the prediction
+    assert small_ratio == pytest.approx(nemo_ratio, rel=1e-3)
+    assert project(small, Target(m4), w, host=HOST, reference=ref).decode_tps > 29.2 * 3
+
+
+def test_a_deep_measurement_sets_the_kv_cost_on_its_own_device_only(cat, nemo):
+    # CPUs pay for attention far beyond the KV bytes: a run that measured decode at depth
+    # makes the user's own device reproduce it, and leaves every other device as it was
+    cpu = next(d for d in cat.devices if d.is_cpu and d.fp32_tflops and d.simd)
+    shallow = Reference(cpu, cpu.usual_backend, tg_tps=4.0, pp_tps=40.0, facts=nemo)
+    deep = replace(shallow, deep_tg_tps=1.0, deep_tg_depth=8192)
+    at_depth = custom_workload(0, 128, history_tokens=8192)
+    before = project(nemo, Target(cpu), at_depth, host=HOST, reference=shallow)
+    after = project(nemo, Target(cpu), at_depth, host=HOST, reference=deep)
+    assert before.decode_tps > 2.0  # bandwidth alone predicts a mild slow-down
+    assert after.decode_tps == pytest.approx(1.0, rel=0.01)
+    assert after.basis == "measured"
+    empty = custom_workload(0, 128)
+    assert project(nemo, Target(cpu), empty, host=HOST, reference=deep).decode_tps == (
+        pytest.approx(4.0, rel=0.03)
+    )
+    # another device gets no KV cost: its slow-down with depth is bandwidth's alone
+    gpu = Target(cat.resolve("RTX 4090"))
+
+    def slowdown(ref):
+        return (
+            project(nemo, gpu, at_depth, host=HOST, reference=ref).decode_tps
+            / project(nemo, gpu, empty, host=HOST, reference=ref).decode_tps
+        )
+
+    assert slowdown(deep) == pytest.approx(slowdown(shallow), rel=1e-6)

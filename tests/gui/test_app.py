@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import psutil
 import pytest
 
@@ -157,3 +158,53 @@ def test_settings_and_window_state_persist(make_window, qtbot):
     assert window2.bench.thorough.isChecked()
     assert window2.nav.currentRow() == 5
     assert window2.compare.workload.currentData() == "summarise"
+
+
+def test_opening_a_saved_run_fills_every_page(make_window, qtbot):
+    """A recorded run with depth and batched tests (llama-3.2-1b shape, Q4_0, this CI
+    machine): the charts draw it, the benchmark page explains it, and the comparison's own row
+    reproduces what was measured (it once showed 8x the measured prefill)."""
+    import json
+
+    from advisor.core.results import RunResult
+    from tests.conftest import DATA
+
+    run = RunResult.from_json(
+        json.loads((DATA / "run-llama1b-q4_0-xeon-depth-batch.json").read_text())
+    )
+    window, services = make_window()
+    services.open_run(run)
+    charts = window.charts
+    xs, ys = charts.depth_measured.getData()
+    assert list(xs) == [64.0, 4096 + 64.0]
+    assert ys[1] == pytest.approx(4.74, rel=0.01)
+    assert len(charts.batch_measured.getData()[0]) == 2
+    # the prediction passes through the deep measurement (its KV cost is taken from it)
+    px, py = charts.depth_predicted.getData()
+    assert py[np.argmin(abs(px - 4160))] == pytest.approx(4.74, rel=0.05)
+    assert "(Q4_0) (Q4_0)" not in charts.caption.text()
+    legend_labels = [label.text for _, label in charts.bars.getPlotItem().legend.items]
+    assert legend_labels == ["measured", "physical ceiling"]  # once each
+
+    text = window.bench.explanation.text()
+    assert "attention" in text  # the depth drop is larger than the extra KV bytes explain
+    assert "With 4 users at once" in text
+
+    # a custom workload shaped like the run's tests: the machine's own row gives them back
+    compare = window.compare
+    compare.workload.setCurrentIndex(compare.workload.findData("custom"))
+    compare.prompt.setValue(0)
+    compare.answer.setValue(128)
+    compare.history.setValue(0)
+    compare.refresh()
+    qtbot.waitUntil(
+        lambda: compare.model.rowCount() > 100
+        and compare.model.row_object(0).workload == "custom",
+        timeout=20_000,
+    )
+    own = compare.model.row_object(0)
+    assert own.basis == "measured"
+    tg = next(t for t in run.tests if t.name == "tg128")
+    pp = next(t for t in run.tests if t.name == "pp512")
+    assert own.decode_tps == pytest.approx(tg.tokens_per_s, rel=0.03)
+    assert own.prefill_tps == pytest.approx(pp.tokens_per_s, rel=0.10)

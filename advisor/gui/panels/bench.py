@@ -42,7 +42,13 @@ class BenchPanel(QtWidgets.QWidget):
         self.advanced = QtWidgets.QGroupBox("Advanced settings")
         self.advanced.setCheckable(True)
         self.advanced.setChecked(False)
-        grid = QtWidgets.QFormLayout(self.advanced)
+        # unchecked, the box folds to its title: the defaults are what most people want
+        self.advanced_body = QtWidgets.QWidget()
+        QtWidgets.QVBoxLayout(self.advanced).addWidget(self.advanced_body)
+        self.advanced_body.setVisible(False)
+        self.advanced.toggled.connect(self.advanced_body.setVisible)
+        grid = QtWidgets.QFormLayout(self.advanced_body)
+        grid.setContentsMargins(0, 0, 0, 0)
         self.threads = QtWidgets.QSpinBox()
         self.threads.setRange(0, 256)
         self.threads.setSpecialValueText("auto (performance cores)")
@@ -244,9 +250,32 @@ def explain_run(run: RunResult) -> str:
     deep = [t for t in run.tests if t.kind == "decode" and t.depth and t.batch == 1]
     if tg and deep:
         d = max(deep, key=lambda t: t.depth)
-        lines.append(
+        measured = d.tokens_per_s / tg.tokens_per_s
+        text = (
             f"After {d.depth:,} tokens of context, writing drops to "
-            f"{d.tokens_per_s:,.1f} tokens/s ({d.tokens_per_s / tg.tokens_per_s:.0%}): "
-            "the KV cache is read for every token too."
+            f"{d.tokens_per_s:,.1f} tokens/s ({measured:.0%} of the empty-context speed)"
+        )
+        if d.decode_ceiling_tps and tg.decode_ceiling_tps:
+            bandwidth_only = d.decode_ceiling_tps / tg.decode_ceiling_tps
+            if measured < 0.8 * bandwidth_only:
+                text += (
+                    f". Reading the larger KV cache alone would explain a drop to "
+                    f"{bandwidth_only:.0%}; the rest is attention's own arithmetic over the long "
+                    "context, which weighs most on CPUs and without flash attention."
+                )
+            else:
+                text += ": the KV cache is read for every token too, on top of the weights."
+        else:
+            text += ": the KV cache is read for every token too."
+        lines.append(text)
+    batched = [t for t in run.tests if t.kind == "decode" and t.depth == 0 and t.batch > 1]
+    if tg and batched:
+        b = max(batched, key=lambda t: t.batch)
+        lines.append(
+            f"With {b.batch} users at once, all of them together get {b.tokens_per_s:,.1f} "
+            f"tokens/s ({b.tokens_per_s / tg.tokens_per_s:.1f}x one user) and each gets "
+            f"{(b.per_stream_tps or b.tokens_per_s / b.batch):,.1f}: the weights are read once "
+            "for every user's next token, so serving several people costs little extra until "
+            "compute runs out."
         )
     return "<br>".join(lines)

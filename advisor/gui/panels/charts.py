@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from advisor.core.curves import batch_curves, depth_curves
+from advisor.core.model_facts import ModelFacts
 from advisor.core.results import RunResult
 from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
 from advisor.gui.widgets import heading, muted, value_label
@@ -47,7 +48,7 @@ def _plot(title: str, x_label: str, y_label: str) -> pg.PlotWidget:
         ax.setTextPen(foreground)
     item.showGrid(x=True, y=True, alpha=0.2)
     item.addLegend(offset=(-10, 10), labelTextColor=foreground.name())
-    w.setMinimumHeight(260)
+    w.setMinimumHeight(200)
     return w
 
 
@@ -100,16 +101,15 @@ class ChartsPanel(QtWidgets.QWidget):
         outer.addLayout(grid, 1)
 
         self.bars = _plot("1 · Measured vs ceiling", "", "tokens/s (log scale)")
+        # named items join the plot's legend when added: one entry each, no manual adds
         self.bar_measured = pg.BarGraphItem(
             x=[], height=[], width=0.35, brush=MEASURED, name="measured"
         )
         self.bar_ceiling = pg.BarGraphItem(
-            x=[], height=[], width=0.35, brush=CEILING, name="ceiling"
+            x=[], height=[], width=0.35, brush=CEILING, name="physical ceiling"
         )
-        self.bars.addItem(self.bar_ceiling)
         self.bars.addItem(self.bar_measured)
-        self.bars.getPlotItem().legend.addItem(self.bar_measured, "measured")
-        self.bars.getPlotItem().legend.addItem(self.bar_ceiling, "physical ceiling")
+        self.bars.addItem(self.bar_ceiling)
 
         self.depth = _plot("2 · Decode vs context depth", "tokens already in context", "tokens/s")
         self.depth_ceiling = self.depth.plot(
@@ -171,7 +171,13 @@ class ChartsPanel(QtWidgets.QWidget):
         ]
         for i, box in enumerate(self.boxes):
             grid.addWidget(box, i // 2, i % 2)
-        self.state.run_changed.connect(self._on_state_run_changed)
+        # a resumed run arrives before (or after) its machine and model: redraw on each
+        for signal in (
+            self.state.run_changed,
+            self.state.machine_changed,
+            self.state.model_changed,
+        ):
+            signal.connect(self._on_state_run_changed)
 
     def export_all(self, folder: str) -> list[str]:
         paths = []
@@ -184,12 +190,17 @@ class ChartsPanel(QtWidgets.QWidget):
     # --- updates -----------------------------------------------------------------------
 
     def _on_state_run_changed(self) -> None:
-        run, profile, choice = self.state.run, self.state.profile, self.state.model
+        run, profile = self.state.run, self.state.profile
         if run is None or profile is None:
             return
-        facts = choice.facts if choice else None
+        try:  # the curves are drawn for the model the run measured, whatever is chosen now
+            facts = ModelFacts.from_json(run.model)
+        except (TypeError, ValueError, KeyError):
+            facts = None
+        name, file_type = str(run.model.get("name") or "model"), run.model.get("file_type")
+        label = name if not file_type or str(file_type) in name else f"{name} ({file_type})"
         self.caption.setText(
-            f"{run.model.get('name')} ({run.model.get('file_type')}) on {profile.name}: red is "
+            f"{label} on {profile.name}: red is "
             "what the hardware allows, blue what llama.cpp measured, orange what the model "
             "predicts."
         )

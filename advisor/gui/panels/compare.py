@@ -82,13 +82,14 @@ class ComparePanel(QtWidgets.QWidget):
         bottom_layout = QtWidgets.QHBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
         self.chart = _plot("Side by side", "", "tokens/s")
-        self.decode_bars = pg.BarGraphItem(x=[], height=[], width=0.35, brush=MEASURED)
-        self.prefill_bars = pg.BarGraphItem(x=[], height=[], width=0.35, brush=PREDICTED)
-        self.chart.addItem(self.decode_bars)
+        self.decode_bars = pg.BarGraphItem(
+            x=[], height=[], width=0.35, brush=MEASURED, name="decode t/s (per user)"
+        )
+        self.prefill_bars = pg.BarGraphItem(
+            x=[], height=[], width=0.35, brush=PREDICTED, name="prefill t/s ÷ 10"
+        )
+        self.chart.addItem(self.decode_bars)  # named items join the legend
         self.chart.addItem(self.prefill_bars)
-        legend = self.chart.getPlotItem().legend
-        legend.addItem(self.decode_bars, "decode t/s (per user)")
-        legend.addItem(self.prefill_bars, "prefill t/s ÷ 10")
         self.verdict = value_label(
             muted("Select one or more devices in the table to compare them with this machine.")
         )

@@ -65,9 +65,11 @@ class MachinePanel(QtWidgets.QWidget):
         self.pick.body.addLayout(pick_row)
         layout.addWidget(self.pick)
 
+        self.notes_card = Card("Detection notes: what could not be read, and why")
         self.notes = value_label()
-        self.notes.setObjectName("muted")
-        layout.addWidget(self.notes)
+        self.notes_card.body.addWidget(self.notes)
+        self.notes_card.hide()
+        layout.addWidget(self.notes_card)
         layout.addStretch(1)
 
         self.redetect_button.clicked.connect(self._on_redetect_clicked)
@@ -107,7 +109,7 @@ class MachinePanel(QtWidgets.QWidget):
             f"{fmt_bandwidth(profile.spec_bandwidth_bytes_per_s)} "
             f"{_M}({profile.spec_bandwidth_source}){_E}"
             if profile.spec_bandwidth_bytes_per_s
-            else f"unknown {_M}({profile.spec_bandwidth_source}){_E}"
+            else f"unknown {_M}({_without_prefix(profile.spec_bandwidth_source)}){_E}"
         )
         measured = (
             f"{fmt_bandwidth(profile.measured_bandwidth_bytes_per_s)} "
@@ -190,5 +192,12 @@ class MachinePanel(QtWidgets.QWidget):
             err = backend.error if backend else "not checked"
             self.llama_text.setText(f"llama.cpp could not be queried: {err}")
         unknown = [n for n in report.notes if n.status != "ok"]
-        notes = list(profile.notes) + [f"{n.probe}: {n.detail}" for n in unknown[:6]]
+        notes = list(profile.notes) + [f"{_M}{n.probe}: {n.detail}{_E}" for n in unknown[:6]]
         self.notes.setText("<br>".join(notes))
+        self.notes_card.setVisible(bool(notes))
+
+
+def _without_prefix(source: str) -> str:
+    """Runs saved by earlier versions say 'unknown: memory speed not readable…'; after the
+    word 'unknown' that reads twice."""
+    return source.removeprefix("unknown: ")
