@@ -558,28 +558,26 @@ def _sentence(source: str, target: str, gains: list[WorkloadGain], focus: str) -
     if not usable:
         return f"The model does not fit the {target}."
     main = next((g for g in usable if g.workload == focus), usable[0])
-    parts = [
-        f"For your {main.label.lower()} the {target} is {main.speedup:.1f}x "
-        + ("faster" if main.speedup >= 1 else "as fast (slower)")
-        + f" than the {source}"
-        + (
-            " (decode-bound: memory bandwidth)"
-            if main.bound_by == "decode"
-            else " (prefill-bound: compute)"
-        )
-    ]
+    speed = (
+        f"{main.speedup:.1f}x faster than"
+        if main.speedup >= 1.05
+        else "about as fast as"
+        if main.speedup > 0.95
+        else f"slower ({main.speedup:.2f}x) than"
+    )
+    bound = (
+        "decode-bound: memory bandwidth" if main.bound_by == "decode" else "prefill-bound: compute"
+    )
+    parts = [f'For "{main.label}" the {target} is {speed} the {source} ({bound})']
     other = [g for g in usable if g.bound_by != main.bound_by]
     if other:
         best = max(other, key=lambda g: g.speedup or 0)
-        parts.append(
-            f"your {best.label.lower()} work is "
-            f"{'compute' if best.bound_by == 'prefill' else 'bandwidth'}-bound and gains "
-            f"{best.speedup:.1f}x"
-        )
-    no_fit = [g.label.lower() for g in gains if g.fits == "no"]
+        kind = "compute" if best.bound_by == "prefill" else "bandwidth"
+        parts.append(f'"{best.label}" is {kind}-bound and gains {best.speedup:.1f}x')
+    no_fit = [f'"{g.label}"' for g in gains if g.fits == "no"]
     text = "; ".join(parts) + "."
     if no_fit:
-        text += f" It cannot run the model for: {', '.join(no_fit)}."
+        text += f" It cannot run the model for {', '.join(no_fit)}."
     return text
 
 

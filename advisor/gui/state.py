@@ -28,7 +28,7 @@ class ModelChoice:
     def label(self) -> str:
         if self.path:
             return f"{self.facts.name} ({self.facts.file_type})"
-        return f"{self.shape_id} {self.quant} (synthetic)"
+        return self.facts.name or f"{self.shape_id} {self.quant} (synthetic)"
 
 
 class AppState(QtCore.QObject):

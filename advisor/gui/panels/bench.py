@@ -39,16 +39,13 @@ class BenchPanel(QtWidgets.QWidget):
         presets.addStretch(1)
         setup.body.addLayout(presets)
 
-        self.advanced = QtWidgets.QGroupBox("Advanced settings")
-        self.advanced.setCheckable(True)
-        self.advanced.setChecked(False)
-        # unchecked, the box folds to its title: the defaults are what most people want
+        # folded away unless asked for: the defaults are what most people want
+        self.advanced = QtWidgets.QCheckBox("Advanced settings")
         self.advanced_body = QtWidgets.QWidget()
-        QtWidgets.QVBoxLayout(self.advanced).addWidget(self.advanced_body)
         self.advanced_body.setVisible(False)
         self.advanced.toggled.connect(self.advanced_body.setVisible)
         grid = QtWidgets.QFormLayout(self.advanced_body)
-        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setContentsMargins(24, 0, 0, 0)
         self.threads = QtWidgets.QSpinBox()
         self.threads.setRange(0, 256)
         self.threads.setSpecialValueText("auto (performance cores)")
@@ -74,6 +71,7 @@ class BenchPanel(QtWidgets.QWidget):
         grid.addRow("Flash attention", self.flash)
         grid.addRow("KV cache type", self.cache)
         setup.body.addWidget(self.advanced)
+        setup.body.addWidget(self.advanced_body)
         layout.addWidget(setup)
 
         controls = QtWidgets.QHBoxLayout()
@@ -135,9 +133,10 @@ class BenchPanel(QtWidgets.QWidget):
         return "thorough" if self.thorough.isChecked() else "quick"
 
     def _on_run_clicked(self) -> None:
-        overrides = {"reps": self.reps.value()}
-        if self.advanced.isChecked():
+        overrides: dict = {}
+        if self.advanced.isChecked():  # folded away, the settings do not apply
             overrides.update(
+                reps=self.reps.value(),
                 threads=self.threads.value() or None,
                 gpu_layers=None if self.gpu_layers.value() < 0 else self.gpu_layers.value(),
                 flash_attn=self.flash.currentData(),

@@ -47,7 +47,9 @@ def _plot(title: str, x_label: str, y_label: str) -> pg.PlotWidget:
         ax.setPen(foreground)
         ax.setTextPen(foreground)
     item.showGrid(x=True, y=True, alpha=0.2)
-    item.addLegend(offset=(-10, 10), labelTextColor=foreground.name())
+    legend_fill = QtGui.QColor(background)
+    legend_fill.setAlpha(220)  # readable where a curve or a bar passes behind it
+    item.addLegend(offset=(-10, 10), labelTextColor=foreground.name(), brush=legend_fill)
     w.setMinimumHeight(200)
     return w
 

@@ -81,12 +81,12 @@ class ComparePanel(QtWidgets.QWidget):
         bottom = QtWidgets.QWidget()
         bottom_layout = QtWidgets.QHBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
-        self.chart = _plot("Side by side", "", "tokens/s")
+        self.chart = _plot("Side by side", "", "tokens/s (log scale)")
         self.decode_bars = pg.BarGraphItem(
             x=[], height=[], width=0.35, brush=MEASURED, name="decode t/s (per user)"
         )
         self.prefill_bars = pg.BarGraphItem(
-            x=[], height=[], width=0.35, brush=PREDICTED, name="prefill t/s ÷ 10"
+            x=[], height=[], width=0.35, brush=PREDICTED, name="prefill t/s"
         )
         self.chart.addItem(self.decode_bars)  # named items join the legend
         self.chart.addItem(self.prefill_bars)
@@ -189,9 +189,11 @@ class ComparePanel(QtWidgets.QWidget):
         shown = [mine, *picks]
         x = np.arange(len(shown), dtype=float)
         decode = [p.per_user_tps or 0.0 for p in shown]
-        prefill = [(p.prefill_tps or 0.0) / 10 for p in shown]
-        self.decode_bars.setOpts(x=x - 0.18, height=decode, width=0.35)
-        self.prefill_bars.setOpts(x=x + 0.18, height=prefill, width=0.35)
+        prefill = [p.prefill_tps or 0.0 for p in shown]
+        # a CPU and a datacenter GPU differ a thousandfold: bars on a log axis (heights in
+        # log10 units from 1 token/s), labelled in tokens/s
+        self.decode_bars.setOpts(x=x - 0.18, height=np.log10(np.maximum(decode, 1.0)), width=0.35)
+        self.prefill_bars.setOpts(x=x + 0.18, height=np.log10(np.maximum(prefill, 1.0)), width=0.35)
         self.chart.getPlotItem().getAxis("bottom").setTicks(
             [
                 [
@@ -200,8 +202,12 @@ class ComparePanel(QtWidgets.QWidget):
                 ]
             ]
         )
+        top = int(np.ceil(np.log10(max([*decode, *prefill, 10.0]))))
+        self.chart.getPlotItem().getAxis("left").setTicks(
+            [[(k, f"{10**k:,.0f}") for k in range(0, top + 1)]]
+        )
         self.chart.setXRange(-0.6, len(shown) - 0.4, padding=0)
-        self.chart.setYRange(0, max([*decode, *prefill, 1.0]) * 1.1, padding=0)
+        self.chart.setYRange(0, top + 2.2, padding=0)  # headroom for the legend
         if picks:
             self.services.verdict(picks[0].device_id, self.current_workload(), self._on_verdict)
         else:

@@ -84,7 +84,9 @@ class HistoryPanel(QtWidgets.QWidget):
     def _on_history_loaded(self, runs: list[RunResult]) -> None:
         self.model.set_rows(runs)
         self.table.resizeColumnsToContents()
-        self.caption.setText(muted(f"{len(runs)} saved run(s). Select two to compare them."))
+        count = "1 saved run" if len(runs) == 1 else f"{len(runs)} saved runs"
+        hint = "Select two to compare them." if len(runs) > 1 else "Run more to compare them."
+        self.caption.setText(muted(f"{count}. {hint}"))
         self._update_buttons()
         self.loaded.emit(runs)
 
