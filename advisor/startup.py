@@ -56,12 +56,19 @@ def missing_instructions(required: list[str], present: set[str] | None = None) -
 
 def cpu_check_message() -> str | None:
     """None when this CPU can run the bundled llama.cpp, else one sentence saying why not."""
-    required = build_info().get("requires_cpu", [])
+    info = build_info()
+    required = info.get("requires_cpu", [])
     if not required:
         return None
     missing = missing_instructions(required)
     if not missing:
         return None
+    if info.get("native_build"):
+        return (
+            "This build of LLM Hardware Advisor was compiled for the processor of the "
+            f"computer it was built on, and this CPU lacks {', '.join(missing)}; install the "
+            "release build, or build the app from source on this machine."
+        )
     return (
         f"This build of LLM Hardware Advisor needs a CPU with {' and '.join(required)} "
         f"instructions (Intel Haswell, AMD Zen or newer), and this CPU lacks "

@@ -13,20 +13,28 @@ dist=${DIST_DIR:-dist}
 work=${WORK_DIR:-build/pyinstaller}
 mkdir -p build
 "$py" - <<'PY'
-import json, platform, sys
+import json, os, platform, sys
 from importlib.metadata import version
 machine = platform.machine().lower()
-# llama-cpp-python's CI wheels and our release builds use GGML_NATIVE=OFF with these baselines
-requires = ["AVX2", "FMA"] if machine in ("x86_64", "amd64") else []
-if "GGML_NATIVE=OFF" not in __import__("os").environ.get("CMAKE_ARGS", "") and requires:
-    # a local build compiled llama.cpp for this very CPU (GGML_NATIVE=ON): it needs what this
-    # CPU has, at least the baseline
-    pass
+native = "GGML_NATIVE=OFF" not in os.environ.get("CMAKE_ARGS", "")
+requires = []
+if machine in ("x86_64", "amd64"):
+    if native:
+        # llama.cpp compiled for this very CPU (pip's default, GGML_NATIVE=ON) uses every
+        # vector extension it has: the bundle needs them all
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+        wanted = ("AVX", "AVX2", "FMA3", "F16C", "AVX512F", "AVX512BW", "AVX512VL",
+                  "AVX512VNNI", "AVX512BF16", "AVX512VBMI")
+        requires = [f for f in wanted if features.get(f)]
+    else:
+        # release builds (GGML_NATIVE=OFF): the baseline of llama-cpp-python's own wheels
+        requires = ["AVX2", "FMA"]
 json.dump({
     "version": version("llm-hardware-advisor"),
     "llama_cpp_python": version("llama-cpp-python"),
     "python": platform.python_version(),
     "platform": f"{sys.platform}-{machine}",
+    "native_build": native,
     "requires_cpu": requires,
 }, open("build/build_info.json", "w"), indent=2)
 PY

@@ -26,6 +26,18 @@ def test_cpu_check_message_in_a_frozen_app(tmp_path, monkeypatch):
     assert startup.cpu_check_message() is None
 
 
+def test_native_build_names_what_this_cpu_lacks(tmp_path, monkeypatch):
+    # a bundle built with pip's default GGML_NATIVE=ON uses the build machine's AVX-512
+    info = {"native_build": True, "requires_cpu": ["AVX", "AVX2", "FMA3", "AVX512F"]}
+    (tmp_path / startup.BUILD_INFO).write_text(json.dumps(info))
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
+    monkeypatch.setattr(startup, "cpu_features", lambda: {"AVX", "AVX2", "FMA3"})
+    message = startup.cpu_check_message()
+    assert message and "compiled for the processor" in message and "lacks AVX512F" in message
+    assert "\n" not in message
+
+
 def test_source_install_skips_the_check(monkeypatch):
     monkeypatch.delattr(sys, "frozen", raising=False)
     assert startup.bundle_dir() is None
