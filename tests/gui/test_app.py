@@ -204,8 +204,7 @@ def test_opening_a_saved_run_fills_every_page(make_window, qtbot):
     compare.history.setValue(0)
     compare.refresh()
     qtbot.waitUntil(
-        lambda: compare.model.rowCount() > 100
-        and compare.model.row_object(0).workload == "custom",
+        lambda: compare.model.rowCount() > 100 and compare.model.row_object(0).workload == "custom",
         timeout=20_000,
     )
     own = compare.model.row_object(0)
