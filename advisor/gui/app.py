@@ -54,6 +54,8 @@ def build_window(
         **service_overrides,
     )
     window = MainWindow(services, banner, qsettings)
+    # after the first paint: fitting while the window builds would slow the start-up
+    QtCore.QTimer.singleShot(1000, services.warm_up)
     return window, services
 
 

@@ -80,6 +80,17 @@ class AppServices:
         self.errors = errors
         self._detect = detect
 
+    def warm_up(self) -> None:
+        """Fit the speed model in the background now (0.2-0.4 s, once), so the first
+        projection or benchmark set-up does not pay for it on the GUI thread."""
+        from advisor.core.calibration import default_model
+
+        run_task(
+            default_model,
+            lambda _: None,
+            lambda e, d: log.warning("speed model could not be fitted: %s\n%s", e, d),
+        )
+
     # --- this machine -----------------------------------------------------------------
 
     def detect(self, *, force: bool = False, on_done: Callable[[], None] | None = None) -> None:

@@ -34,6 +34,8 @@ class _Table(QtCore.QAbstractTableModel):
     def __init__(self, parent: QtCore.QObject | None = None):
         super().__init__(parent)
         self._rows: list[Any] = []
+        # sorting asks for each cell's key many times (n log n comparisons): compute it once
+        self._sort_keys: dict[tuple[int, int], Any] = {}
 
     def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
@@ -57,7 +59,14 @@ class _Table(QtCore.QAbstractTableModel):
     def set_rows(self, rows: Sequence[Any]) -> None:
         self.beginResetModel()
         self._rows = list(rows)
+        self._sort_keys.clear()
         self.endResetModel()
+
+    def cell_sort_key(self, row: int, col: int) -> Any:
+        key = (row, col)
+        if key not in self._sort_keys:
+            self._sort_keys[key] = self.sort_key(self._rows[row], col, row)
+        return self._sort_keys[key]
 
     def row_object(self, row: int) -> Any:
         return self._rows[row]
@@ -70,7 +79,7 @@ class _Table(QtCore.QAbstractTableModel):
         if role == DISPLAY:
             return self.display(obj, col, index.row())
         if role == SORT_ROLE:
-            return self.sort_key(obj, col, index.row())
+            return self.cell_sort_key(index.row(), col)
         if role == OBJECT_ROLE:
             return obj
         if role == ALIGN and col in self.NUMERIC:
@@ -235,6 +244,8 @@ class PinnedFirstRowProxy(QtCore.QSortFilterProxyModel):
 
     def set_hide_unfit(self, hide: bool) -> None:
         """Hide devices the model does not fit (this machine always stays)."""
+        if hide == self.hide_unfit:
+            return  # re-filtering re-sorts every row: only when something changed
         if hasattr(self, "beginFilterChange"):  # Qt 6.10+: the non-deprecated way
             self.beginFilterChange()
             self.hide_unfit = hide
@@ -244,11 +255,18 @@ class PinnedFirstRowProxy(QtCore.QSortFilterProxyModel):
             self.invalidateFilter()
 
     def lessThan(self, left: QtCore.QModelIndex, right: QtCore.QModelIndex) -> bool:
-        if self.pin_first and (left.row() == 0 or right.row() == 0):
-            first_wins = left.row() == 0
+        # called n log n times per sort: read the keys straight from the source table
+        lrow, rrow = left.row(), right.row()
+        if self.pin_first and (lrow == 0 or rrow == 0):
+            first_wins = lrow == 0
             ascending = self.sortOrder() == QtCore.Qt.SortOrder.AscendingOrder
             return first_wins if ascending else not first_wins
-        a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)
+        source = self.sourceModel()
+        if isinstance(source, _Table):
+            col = left.column()
+            a, b = source.cell_sort_key(lrow, col), source.cell_sort_key(rrow, col)
+        else:
+            a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)
         try:
             return a < b
         except TypeError:

@@ -42,11 +42,12 @@ def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
     window.bench.reps.setValue(2)
 
     # the event loop must never stall: a 10 ms timer records the longest gap
-    gaps, last = [0.0], [time.perf_counter()]
+    gaps, ends, last = [0.0], [0.0], [time.perf_counter()]
 
     def tick():
         now = time.perf_counter()
         gaps.append(now - last[0])
+        ends.append(now)
         last[0] = now
 
     timer = QtCore.QTimer()
@@ -54,18 +55,18 @@ def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
     timer.start(10)
     with qtbot.waitSignal(services.bench.finished, timeout=240_000) as blocker:
         qtbot.mouseClick(window.bench.run_button, QtCore.Qt.MouseButton.LeftButton)
-        last[0] = time.perf_counter()
+        last[0] = clicked = time.perf_counter()
     timer.stop()
     run = blocker.args[0]
     assert run.config.reps == 2
     with capsys.disabled():
         print(
             f"\n[gui] longest event-loop gap during the benchmark: {max(gaps) * 1000:.1f} ms "
-            f"over {len(gaps)} ticks"
+            f"(ending {ends[gaps.index(max(gaps))] - clicked:.2f} s after Run) over {len(gaps)} "
+            f"ticks, the run took {ends[-1] - clicked:.2f} s"
         )
-    # typically 50-70 ms here while the benchmark spins both of this machine's 2 cores (the
-    # longest gap falls as the child starts); a stall a user would call a freeze is 150+ ms
-    assert max(gaps) < 0.150
+    # 30-60 ms here while the benchmark spins both of this machine's 2 cores
+    assert max(gaps) < 0.100
 
     # results: the table, the explanation, the charts, the comparison
     assert {t.name for t in run.tests} == {"pp64", "tg16"}

@@ -74,7 +74,11 @@ class ComparePanel(QtWidgets.QWidget):
         self.table.horizontalHeader().setResizeContentsPrecision(40)
         self.table.setWordWrap(False)
         self.table.setTextElideMode(QtCore.Qt.TextElideMode.ElideMiddle)
-        self._sorted_once = False
+        self._sized_once = False
+        # fastest first, until the user sorts by another column (set before any rows arrive,
+        # so each refresh sorts once)
+        self.table.sortByColumn(ProjectionTableModel.DECODE, QtCore.Qt.SortOrder.DescendingOrder)
+        self._filter_text = ""
         self._generation = 0
         split.addWidget(self.table)
 
@@ -159,22 +163,23 @@ class ComparePanel(QtWidgets.QWidget):
     def _on_projections_ready(self, table: ProjectionTable, generation: int) -> None:
         if generation != self._generation:  # an older request finished late: ignore it
             return
+        # the proxy re-sorts once, on the reset, by whatever column the user sorted by
         self.model.set_projections(table.projections, table.classes, table.this_machine_id)
-        self._on_filter_changed()
-        if not self._sorted_once:  # fastest first, until the user sorts by another column
-            self._sorted_once = True
-            self.table.sortByColumn(
-                ProjectionTableModel.DECODE, QtCore.Qt.SortOrder.DescendingOrder
+        if not self._sized_once:  # later refreshes keep the widths (no re-measuring)
+            self._sized_once = True
+            self.table.resizeColumnsToContents()
+            header = self.table.horizontalHeader()
+            header.resizeSection(
+                ProjectionTableModel.DEVICE,
+                min(header.sectionSize(ProjectionTableModel.DEVICE), 260),
             )
-        self.table.resizeColumnsToContents()
-        header = self.table.horizontalHeader()
-        header.resizeSection(
-            ProjectionTableModel.DEVICE, min(header.sectionSize(ProjectionTableModel.DEVICE), 260)
-        )
         self._on_selection_changed()
 
     def _on_filter_changed(self) -> None:
-        self.proxy.setFilterFixedString(self.filter.text().strip())
+        text = self.filter.text().strip()
+        if text != self._filter_text:  # each change re-filters and re-sorts every row
+            self._filter_text = text
+            self.proxy.setFilterFixedString(text)
         self.proxy.set_hide_unfit(self.fits_only.isChecked())
 
     def selected(self) -> list[Projection]:
