@@ -111,6 +111,11 @@ def run_app(model: str | None = None, argv: list[str] | None = None) -> int:
         window.history.loaded.connect(resume)
     code = app.exec()
     services.errors.uninstall()
+    # background work still running (a detection takes seconds): drop what has not started,
+    # give the rest a moment, then leave without waiting on a hung probe
+    pool = QtCore.QThreadPool.globalInstance()
+    pool.clear()
+    pool.waitForDone(3000)
     return code
 
 

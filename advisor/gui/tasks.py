@@ -30,12 +30,15 @@ class _Task(QtCore.QRunnable):
 
     def run(self) -> None:
         try:
-            result = self.fn()
-        except Exception as exc:  # delivered to the caller's error slot, never lost
-            log.debug("task failed", exc_info=True)
-            self.signals.failed.emit(exc, traceback.format_exc())
-        else:
-            self.signals.finished.emit(result)
+            try:
+                result = self.fn()
+            except Exception as exc:  # delivered to the caller's error slot, never lost
+                log.debug("task failed", exc_info=True)
+                self.signals.failed.emit(exc, traceback.format_exc())
+            else:
+                self.signals.finished.emit(result)
+        except RuntimeError:  # the app quit while this ran: nobody is left to tell
+            log.debug("task finished after the app closed", exc_info=True)
 
 
 _alive: set[_Signals] = set()

@@ -214,3 +214,24 @@ def test_opening_a_saved_run_fills_every_page(make_window, qtbot):
     pp = next(t for t in run.tests if t.name == "pp512")
     assert own.decode_tps == pytest.approx(tg.tokens_per_s, rel=0.03)
     assert own.prefill_tps == pytest.approx(pp.tokens_per_s, rel=0.10)
+
+
+def test_the_app_starts_and_quits_cleanly_as_a_user_starts_it(tmp_path):
+    """`advisor` in a fresh process (the README's command), quitting at once: the window came
+    up, and quitting while hardware detection still runs prints no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "ADVISOR_HOME": str(tmp_path / "home"),
+        "ADVISOR_REPORT_STARTUP": "1",
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "advisor"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert "usable window" in out.stdout
+    assert "Traceback" not in out.stderr and "Error" not in out.stderr, out.stderr
