@@ -106,6 +106,8 @@ class BenchJob:
             pass  # the child died at once; events() reports it
         threading.Thread(target=self._read_stdout, daemon=True, name="bench-stdout").start()
         threading.Thread(target=self._read_stderr, daemon=True, name="bench-stderr").start()
+        if self._cancel_requested.is_set():  # Cancel was pressed while the child started
+            self.cancel()
 
     def _read_stdout(self) -> None:
         assert self.proc and self.proc.stdout
@@ -173,6 +175,18 @@ class BenchJob:
             self.kill()
             proc.wait(timeout=10)
 
+    def _child_cpu_seconds(self) -> float | None:
+        """CPU seconds the child has used so far (None when it cannot be read)."""
+        if self.proc is None:
+            return None
+        try:
+            import psutil
+
+            times = psutil.Process(self.proc.pid).cpu_times()
+            return times.user + times.system
+        except Exception:  # gone, or not permitted: the watchdog keeps its own clock
+            return None
+
     # --- events ------------------------------------------------------------------------
 
     def events(self) -> Iterator[Progress | Failure | RunResult]:
@@ -180,12 +194,17 @@ class BenchJob:
         if self.proc is None:
             self.start()
         last_change = time.monotonic()
+        last_cpu = 0.0
         last_progress: tuple[Any, ...] | None = None
         try:
             while True:
                 try:
                     event = self._events.get(timeout=1.0)
                 except queue.Empty:
+                    busy = self._child_cpu_seconds()
+                    if busy is not None and busy > last_cpu + 0.5:
+                        # no event, but llama.cpp is computing (a long prompt on a slow CPU)
+                        last_cpu, last_change = busy, time.monotonic()
                     if time.monotonic() - last_change > self.watchdog_s:
                         self.kill()
                         yield Failure(

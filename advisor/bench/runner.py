@@ -247,8 +247,12 @@ class _Test:
         rng: random.Random,
         cancel: threading.Event,
         depth_cache: dict[int, Any],
+        heartbeat: Callable[[int, int], None] | None = None,
     ):
         self.L = llama
+        # filling a deep context is untimed but can take minutes on a CPU: say how far it is,
+        # so the app (and its watchdog) know llama.cpp is working
+        self.heartbeat = heartbeat
         self.C = llama.C
         self.spec = spec
         self.cancel = cancel
@@ -290,8 +294,11 @@ class _Test:
                 self.L.lib.recent_log(),
             )
 
-    def _prompt(self, tokens: Any, n: int) -> None:
-        """Prefill n tokens in batches of n_batch, then wait for the backend (untimed helper)."""
+    def _prompt(
+        self, tokens: Any, n: int, heartbeat: Callable[[int, int], None] | None = None
+    ) -> None:
+        """Prefill n tokens in batches of n_batch, then wait for the backend. `heartbeat`
+        (done, n) is called between batches: only for untimed fills, never in a timed test."""
         C, done, n_batch = self.C, 0, self.n_batch
         base = ctypes.addressof(tokens)
         while done < n:
@@ -301,6 +308,8 @@ class _Test:
             done += chunk
             if self.cancel.is_set():
                 raise Cancelled()
+            if heartbeat is not None:
+                heartbeat(done, n)
         C.llama_synchronize(self.ctx)
 
     def _prepare_depth(self) -> None:
@@ -314,7 +323,7 @@ class _Test:
         for seq in range(self.spec.batch):
             tokens = self._tokens(depth, first_bos=True)
             if seq == 0:
-                self._prompt(tokens, depth)
+                self._prompt(tokens, depth, self.heartbeat)
             else:  # the other streams share the same history
                 C.llama_memory_seq_cp(self.mem, 0, seq, -1, -1)
         if self.spec.batch == 1:
@@ -522,7 +531,21 @@ def run_benchmark(
                 eta_s=eta,
                 message=f"Test {index + 1} of {len(specs)}: {spec.name}",
             )
-            test = _Test(llama, config, spec, threads, rng, cancel, depth_cache)
+            heartbeat = None
+            if side_channel is not None and spec.depth:
+
+                def heartbeat(done: int, total: int, spec: TestSpec = spec, at: int = step) -> None:
+                    side_channel(
+                        Progress(
+                            spec.name,
+                            at,
+                            total_steps,
+                            message=f"{spec.name}: filling the context, {done:,} of "
+                            f"{total:,} tokens",
+                        )
+                    )
+
+            test = _Test(llama, config, spec, threads, rng, cancel, depth_cache, heartbeat)
             threadpool = threadpool or test.threadpool_attached
             try:
                 if config.warmup:

@@ -25,6 +25,7 @@ class HistoryError(OSError):
 class LoadReport:
     runs: list[RunResult] = field(default_factory=list)
     set_aside: list[str] = field(default_factory=list)  # damaged files, renamed *.corrupt
+    unreadable: list[str] = field(default_factory=list)  # could not be read now; left alone
 
 
 class History:
@@ -58,9 +59,15 @@ class History:
             return report
         for path in sorted(self.folder.glob("*.json")):
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                report.runs.append(RunResult.from_json(data))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                continue  # deleted meanwhile
+            except OSError as exc:  # locked or unreadable now (antivirus, backup): not damaged
+                report.unreadable.append(f"{path.name} ({exc.strerror or exc})")
+                continue
+            try:
+                report.runs.append(RunResult.from_json(json.loads(text)))
+            except (ValueError, KeyError, TypeError) as exc:  # damaged: set it aside
                 aside = path.with_name(f"{path.stem}.{time.strftime('%Y%m%d-%H%M%S')}.corrupt")
                 try:
                     path.rename(aside)
@@ -78,6 +85,10 @@ class History:
             return RunResult.from_json(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError, TypeError):
             return None
+
+    def delete_many(self, run_ids: list[str]) -> int:
+        """Delete several runs; how many files were removed."""
+        return sum(self.delete(run_id) for run_id in run_ids)
 
     def delete(self, run_id: str) -> bool:
         try:

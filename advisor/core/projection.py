@@ -68,6 +68,7 @@ class Reference:
     # KV cache is on this device than bandwidth alone says (attention's own arithmetic)
     deep_tg_tps: float | None = None
     deep_tg_depth: int = 0
+    cache_type: str = "f16"  # the KV cache type the run used
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,11 @@ def reference_from_run(run: RunResult, device: Device, backend: str) -> Referenc
         facts = ModelFacts.from_json(run.model)
     except (TypeError, ValueError, KeyError):
         return None
+    layers = run.config.gpu_layers
+    if backend != "cpu" and layers is not None and layers < facts.n_layers:
+        # some layers ran on the CPU by the user's choice: that speed says nothing about
+        # the GPU's share of its predicted speed
+        return None
     single = sorted(
         (t for t in run.tests if t.kind == "decode" and t.batch == 1 and t.tokens_per_s),
         key=lambda t: t.depth,
@@ -183,22 +189,20 @@ def reference_from_run(run: RunResult, device: Device, backend: str) -> Referenc
         facts=facts,
         deep_tg_tps=deep.tokens_per_s if deep else None,
         deep_tg_depth=deep.depth if deep else 0,
+        cache_type=run.config.cache_type_k or "f16",
     )
 
 
-def measured_ratios(model: SpeedModel, facts: ModelFacts, ref: Reference | None) -> _Ratios:
-    """Measured / predicted on the user's own device, for decode and prefill."""
+def measured_ratios(
+    model: SpeedModel, facts: ModelFacts, ref: Reference | None, host: Host | None = None
+) -> _Ratios:
+    """Measured / predicted on the user's own device, for decode and prefill. The prediction
+    is `project`'s own (spilled layers included), for the run's model and KV cache type."""
     if ref is None:
         return _Ratios()
     r = _Ratios(backend=ref.backend, device_id=ref.device.id)
     facts = ref.facts or facts
-    if ref.tg_tps:
-        depth = ref.tg_depth + ref.n_gen // 2
-        bytes_pt = facts.active_weights_bytes + facts.kv_cache_bytes(depth)
-        predicted = model.decode_tps(
-            ref.backend, bytes_pt, ref.device.bandwidth_bytes_per_s, facts.n_layers
-        )
-        r.tg = ref.tg_tps / predicted
+    host = host or Host(ram_bytes=1e15, ram_bandwidth_bytes_per_s=ref.device.bandwidth_bytes_per_s)
     peak = ref.device.compute_peak_for(facts.is_quantized)
     if ref.pp_tps and peak:
         # the same peak `project` uses for this device, so a re-projection of the user's own
@@ -206,43 +210,86 @@ def measured_ratios(model: SpeedModel, facts: ModelFacts, ref: Reference | None)
         flops = facts.flops_per_token(ref.n_prompt // 2)
         predicted = model.prefill_tps(ref.backend, ref.device, peak, flops)
         r.pp = ref.pp_tps / predicted
-    if ref.deep_tg_tps and ref.deep_tg_depth > ref.tg_depth and ref.tg_tps:
-        _fit_depth(model, facts, ref, r)
+    if ref.tg_tps:
+        shallow = _unscaled_decode(model, facts, ref, ref.tg_depth, host)
+        if shallow:
+            r.tg = ref.tg_tps * shallow[0]
+        if ref.deep_tg_tps and ref.deep_tg_depth > ref.tg_depth:
+            deep = _unscaled_decode(model, facts, ref, ref.deep_tg_depth, host)
+            if shallow and deep:
+                _fit_depth(ref, shallow, deep, r)
     return r
 
 
-def _fit_depth(model: SpeedModel, facts: ModelFacts, ref: Reference, r: _Ratios) -> None:
+def _unscaled_decode(
+    model: SpeedModel, facts: ModelFacts, ref: Reference, depth: int, host: Host
+) -> tuple[float, float] | None:
+    """(predicted seconds per token, KV bytes per token) for a decode after `depth` tokens on
+    the reference device, before any decode ratio: `project` with the prefill ratio only."""
+    pp_only = replace(ref, tg_tps=None, deep_tg_tps=None, deep_tg_depth=0)
+    workload = custom_workload(0, ref.n_gen, history_tokens=depth)
+    p = project(
+        facts,
+        Target(ref.device, backend=ref.backend),
+        workload,
+        host=host,
+        reference=pp_only,
+        model=model,
+        cache_type=ref.cache_type,
+    )
+    if not p.decode_tps:
+        return None
+    return 1.0 / p.decode_tps, facts.kv_cache_bytes(workload.decode_depth_tokens(), ref.cache_type)
+
+
+def _fit_depth(
+    ref: Reference, shallow: tuple[float, float], deep: tuple[float, float], r: _Ratios
+) -> None:
     """Two decode measurements, shallow and deep, fix two unknowns: the share of the
     predicted speed this device reaches (the ratio) and a cost per byte of KV cache beyond
     reading it (attention's own arithmetic: on CPUs several times the cost of the bytes).
 
         1/tps(depth) = predicted_seconds(depth) / ratio + cost x kv_bytes(depth)
     """
-    pp_only = replace(ref, tg_tps=None, deep_tg_tps=None, deep_tg_depth=0)
-    host = Host(ram_bytes=1e15, ram_bandwidth_bytes_per_s=ref.device.bandwidth_bytes_per_s)
-    rows, times = [], []
-    for depth, tps in ((ref.tg_depth, ref.tg_tps), (ref.deep_tg_depth, ref.deep_tg_tps)):
-        workload = custom_workload(0, ref.n_gen, history_tokens=depth)
-        p = project(
-            facts,
-            Target(ref.device, backend=ref.backend),
-            workload,
-            host=host,
-            reference=pp_only,
-            model=model,
-        )
-        if not p.decode_tps:
-            return
-        rows.append((1.0 / p.decode_tps, facts.kv_cache_bytes(workload.decode_depth_tokens())))
-        times.append(1.0 / tps)
-    (a0, k0), (a1, k1) = rows
+    (a0, k0), (a1, k1) = shallow, deep
+    t0, t1 = 1.0 / ref.tg_tps, 1.0 / ref.deep_tg_tps
     det = a0 * k1 - a1 * k0
     if det <= 0:
         return
-    inverse_ratio = (times[0] * k1 - times[1] * k0) / det
-    cost = (a0 * times[1] - a1 * times[0]) / det
+    inverse_ratio = (t0 * k1 - t1 * k0) / det
+    cost = (a0 * t1 - a1 * t0) / det
     if inverse_ratio > 0 and cost > 0:  # else the deep run shows nothing beyond the bytes
         r.tg, r.kv_seconds_per_byte = 1.0 / inverse_ratio, cost
+
+
+def _same_model(measured: ModelFacts | None, projected: ModelFacts) -> bool:
+    """Was the run made with this model (None: the reference did not say, so it was)?"""
+    if measured is None or measured is projected:
+        return True
+
+    # not the name: a built-in shape and the random-weight file written from it differ there
+    def key(f: ModelFacts) -> tuple[Any, ...]:
+        return (f.architecture, f.n_params, f.weights_bytes, f.n_layers)
+
+    return key(measured) == key(projected)
+
+
+# a comparison projects one reference onto ~200 devices: its ratios are computed once
+_ratio_cache: list[tuple[tuple[Any, ...], _Ratios]] = []
+
+
+def _cached_ratios(
+    model: SpeedModel, facts: ModelFacts, reference: Reference | None, host: Host
+) -> _Ratios:
+    if reference is None:
+        return _Ratios()
+    key = (model, facts, reference, host)
+    for cached_key, ratios in _ratio_cache:
+        if all(a is b for a, b in zip(cached_key, key, strict=True)):
+            return ratios
+    ratios = measured_ratios(model, facts, reference, host)
+    _ratio_cache[:] = [(key, ratios)]
+    return ratios
 
 
 def _carry(ratio: float, same_class: bool) -> float:
@@ -289,7 +336,7 @@ def project(
     )
 
     # does it fit?
-    spill_bandwidth = bandwidth
+    spill_bandwidth, spill_label = bandwidth, "bandwidth"
     if need <= usable:
         fits, share = "yes", 1.0
     else:
@@ -297,10 +344,10 @@ def project(
         if device.unified_memory:
             room = memory_gb * GiB * count - UNIFIED_OS_RESERVE_BYTES
             spill_bandwidth = bandwidth * 0.5  # the CPU side reaches about half of it
-            where = "the CPU side of the same memory"
+            where = spill_label = "the CPU side of the same memory"
         else:
             room = usable + max(0.0, host.ram_bytes - UNIFIED_OS_RESERVE_BYTES)
-            spill_bandwidth = host.ram_bandwidth_bytes_per_s
+            spill_bandwidth, spill_label = host.ram_bandwidth_bytes_per_s, host.label
             where = f"{host.label} at {host.ram_bandwidth_bytes_per_s / GB:.0f} GB/s"
         if need > room:
             cfg = (f"{count} x " if count > 1 else "") + f"{memory_gb:g} GiB"
@@ -308,8 +355,9 @@ def project(
                 f"Does not fit: the model and its KV cache need {need / GiB:.1f} GiB; {cfg} plus "
                 f"{host.ram_bytes / GiB:.0f} GiB of {host.label} is not enough."
                 if not device.unified_memory
-                else f"Does not fit: needs {need / GiB:.1f} GiB, the largest {device.name} has "
-                f"{memory_gb:g} GiB."
+                else f"Does not fit: needs {need / GiB:.1f} GiB, the "
+                + ("chosen " if target.memory_gb is not None else "largest ")
+                + f"{device.name} has {memory_gb:g} GiB."
             )
             return Projection(
                 fits="no", offloaded_share=0.0, basis="spec-only", notes=tuple(notes), **base
@@ -321,12 +369,15 @@ def project(
         )
 
     # prefill at the workload's prompt depth
-    ratios = measured_ratios(model, facts, reference)
+    ratios = _cached_ratios(model, facts, reference, host)
     same_class = ratios.backend == backend
     # the user's measurement is the basis only near what was measured (depth, one stream)
-    measured_depths = [] if reference is None else [reference.tg_depth + reference.n_gen // 2]
-    if reference is not None and reference.deep_tg_tps:
-        measured_depths.append(reference.deep_tg_depth + reference.n_gen // 2)
+    # "measured" only for the model, the kind of test and the depth the user measured
+    measured_depths = []
+    if reference is not None and reference.tg_tps and _same_model(reference.facts, facts):
+        measured_depths.append(reference.tg_depth + reference.n_gen // 2)
+        if reference.deep_tg_tps:
+            measured_depths.append(reference.deep_tg_depth + reference.n_gen // 2)
     near_measured = streams == 1 and any(
         abs(workload.decode_depth_tokens() - d) <= 2048 for d in measured_depths
     )
@@ -337,7 +388,7 @@ def project(
         prefill_tps = model.prefill_tps(backend, device, peak, flops_prefill) * _carry(
             ratios.pp, same_class
         )
-        if share < 1.0:
+        if share < 1.0 and not device.unified_memory:
             # llama.cpp streams the spilled weights to the GPU for each prompt batch
             per_batch = (1 - share) * facts.weights_bytes / PCIE_BYTES_PER_S
             prefill_tps = 1.0 / (1.0 / prefill_tps + per_batch / 512)
@@ -439,7 +490,7 @@ def project(
         ttft_s=ttft,
         request_s=request,
         wait_per_day_s=request * workload.requests_per_day if request is not None else None,
-        decode_limited_by=limited if streams > 1 else ("system RAM" if share < 1 else "bandwidth"),
+        decode_limited_by=limited if streams > 1 else (spill_label if share < 1 else "bandwidth"),
         notes=tuple(notes),
         **base,
     )
@@ -474,6 +525,10 @@ class WorkloadGain:
     bound_by: str  # "prefill" or "decode": what dominates the time on the current device
     hours_saved_per_day: float | None
     fits: str
+    # without a speed-up: why ("source": the current device cannot run it, "target": the new
+    # one cannot, "estimate": no compute figure to time the prompt)
+    missing: str = ""
+    limited_by: str = ""  # what caps decode on the current device: bandwidth, compute, a spill
 
 
 @dataclass(frozen=True)
@@ -509,13 +564,17 @@ def upgrade_verdict(
     """How much faster the target is than the source, per workload, and a one-sentence verdict."""
     workloads = workloads or list(PRESETS.values())
     gains = []
-    basis = "calibrated"
+    rank = {"measured": 2, "calibrated": 1, "spec-only": 0}
+    basis = "measured"  # the weakest basis of any number the verdict rests on
     for w in workloads:
         a = project(facts, source, w, host=host, reference=reference, model=model)
         b = project(facts, target, w, host=host, reference=reference, model=model)
-        basis = b.basis if b.basis != "measured" else basis
+        basis = min(basis, a.basis, b.basis, key=rank.__getitem__)
         if a.fits == "no" or b.fits == "no" or not a.request_s or not b.request_s:
-            gains.append(WorkloadGain(w.id, w.label, None, None, None, "", None, b.fits))
+            missing = "source" if a.fits == "no" else "target" if b.fits == "no" else "estimate"
+            gains.append(
+                WorkloadGain(w.id, w.label, None, None, None, "", None, b.fits, missing=missing)
+            )
             continue
         prefill_time = a.ttft_s or 0.0
         bound = "prefill" if prefill_time > a.request_s / 2 else "decode"
@@ -534,6 +593,7 @@ def upgrade_verdict(
                 bound,
                 saved,
                 b.fits,
+                limited_by=a.decode_limited_by,
             )
         )
     price = (
@@ -556,7 +616,15 @@ def upgrade_verdict(
 def _sentence(source: str, target: str, gains: list[WorkloadGain], focus: str) -> str:
     usable = [g for g in gains if g.speedup]
     if not usable:
-        return f"The model does not fit the {target}."
+        reasons = {g.missing for g in gains}
+        if reasons == {"target"}:
+            return f"The model does not fit the {target}."
+        if reasons == {"source"}:
+            return f"The model does not fit the {source}, so there is nothing to compare with."
+        return (
+            f"No comparison: the {source} or the {target} lacks a figure needed to time these "
+            "workloads."
+        )
     main = next((g for g in usable if g.workload == focus), usable[0])
     speed = (
         f"{main.speedup:.1f}x faster than"
@@ -565,20 +633,33 @@ def _sentence(source: str, target: str, gains: list[WorkloadGain], focus: str) -
         if main.speedup > 0.95
         else f"slower ({main.speedup:.2f}x) than"
     )
-    bound = (
-        "decode-bound: memory bandwidth" if main.bound_by == "decode" else "prefill-bound: compute"
-    )
-    parts = [f'For "{main.label}" the {target} is {speed} the {source} ({bound})']
+    parts = [f'For "{main.label}" the {target} is {speed} the {source} ({_bound(main)})']
     other = [g for g in usable if g.bound_by != main.bound_by]
     if other:
         best = max(other, key=lambda g: g.speedup or 0)
-        kind = "compute" if best.bound_by == "prefill" else "bandwidth"
-        parts.append(f'"{best.label}" is {kind}-bound and gains {best.speedup:.1f}x')
-    no_fit = [f'"{g.label}"' for g in gains if g.fits == "no"]
+        parts.append(f'"{best.label}" is {_bound(best, short=True)} and gains {best.speedup:.1f}x')
     text = "; ".join(parts) + "."
-    if no_fit:
-        text += f" It cannot run the model for {', '.join(no_fit)}."
+    for reason, who in (("target", "It"), ("source", f"The {source}")):
+        names = [f'"{g.label}"' for g in gains if g.missing == reason]
+        if names:
+            text += f" {who} cannot run the model for {', '.join(names)}."
     return text
+
+
+def _bound(gain: WorkloadGain, short: bool = False) -> str:
+    """What limits the current device on this workload, in words."""
+    if gain.bound_by == "prefill":
+        return "compute-bound" if short else "prefill-bound: compute"
+    limit = gain.limited_by or "bandwidth"
+    words = {
+        "bandwidth": "memory bandwidth",
+        "compute": "compute, with many users at once",
+    }.get(limit, f"the layers that spill to {limit}")
+    if short:
+        return {"bandwidth": "bandwidth-bound", "compute": "compute-bound"}.get(
+            limit, f"limited by {words}"
+        )
+    return f"decode-bound: {words}"
 
 
 def with_memory(target: Target, memory_gb: float | None) -> Target:

@@ -225,6 +225,7 @@ def explain_test(
     bandwidth_measured_bytes_per_s: float | None,
     peak_flops_per_s: float | None,
     cache_type: str = "f16",
+    n_ubatch: int = 512,
 ) -> TestResult:
     """Add the physics to a measured test: bytes read, achieved bandwidth, ceilings, efficiency."""
     if test.kind == "decode":
@@ -263,10 +264,10 @@ def explain_test(
     avg_depth = test.depth + test.n_prompt / 2
     flops = facts.flops_per_token(round(avg_depth))
     ceiling = peak_flops_per_s / flops if peak_flops_per_s else None
-    # a prefill pass reads the weights once per ubatch of up to 512 tokens
-    reads = math.ceil(test.n_prompt / 512)
+    # a prefill pass reads the weights once per micro-batch (n_ubatch tokens)
+    reads = math.ceil(test.n_prompt / max(1, n_ubatch))
     bytes_total = reads * facts.active_weights_bytes + facts.kv_cache_bytes(
-        test.depth + test.n_prompt
+        test.depth + test.n_prompt, cache_type
     )
     return replace(
         test,
@@ -369,6 +370,7 @@ def finish_run(
             config.bandwidth_measured_bytes_per_s,
             config.peak_flops_per_s,
             config.cache_type_k,
+            config.n_ubatch,
         )
         for t in tests
     ]

@@ -106,7 +106,11 @@ def run_app(model: str | None = None, argv: list[str] | None = None) -> int:
             if runs and services.state.run is None:
                 services.open_run(runs[0])
             elif services.state.model is None:
-                services.choose_shape(settings.last_shape, settings.last_quant)
+                try:
+                    services.choose_shape(settings.last_shape, settings.last_quant)
+                except (KeyError, ValueError):  # a shape or quant this version no longer has
+                    defaults = type(settings)()
+                    services.choose_shape(defaults.last_shape, defaults.last_quant)
 
         window.history.loaded.connect(resume)
     code = app.exec()

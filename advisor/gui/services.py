@@ -18,6 +18,7 @@ from advisor.core.catalogue import Catalogue
 from advisor.core.export import export_runs
 from advisor.core.gguf_file import InvalidModelError
 from advisor.core.history import History
+from advisor.core.machine import device_from_summary
 from advisor.core.model_facts import facts_from_gguf, facts_from_shape
 from advisor.core.paths import AppPaths
 from advisor.core.projection import (
@@ -79,6 +80,11 @@ class AppServices:
         self.bench = bench
         self.errors = errors
         self._detect = detect
+        self._detecting = False
+        self._detect_pending = False
+        self._detect_force = False
+        self._detect_callbacks: list[Callable[[], None]] = []
+        self._model_request = 0  # the newest model choice; older file reads are dropped
 
     def warm_up(self) -> None:
         """Fit the speed model in the background now (0.2-0.4 s, once), so the first
@@ -94,6 +100,16 @@ class AppServices:
     # --- this machine -----------------------------------------------------------------
 
     def detect(self, *, force: bool = False, on_done: Callable[[], None] | None = None) -> None:
+        """Detect this machine in the background. One detection at a time: a request made
+        while one runs (a second click, a device chosen by hand) runs once it has finished,
+        so two bandwidth probes never share the memory bus and the last request wins."""
+        if on_done is not None:
+            self._detect_callbacks.append(on_done)
+        if self._detecting:
+            self._detect_pending = True
+            self._detect_force = self._detect_force or force
+            return
+        self._detecting = True
         chosen = self.settings.current.chosen_device_id
 
         def work():
@@ -105,10 +121,21 @@ class AppServices:
                 catalogue=self.catalogue,
             )
 
+        def finish() -> None:
+            self._detecting = False
+            if self._detect_pending:  # asked again meanwhile: run the latest request
+                again, self._detect_pending, self._detect_force = self._detect_force, False, False
+                self.detect(force=again)
+                return
+            callbacks, self._detect_callbacks = self._detect_callbacks, []
+            self.state.detection_finished.emit()
+            for callback in callbacks:
+                callback()
+
         def done(result):
-            self.state.set_machine(*result)
-            if on_done:
-                on_done()
+            if not self._detect_pending:  # a newer request would replace it at once
+                self.state.set_machine(*result)
+            finish()
 
         def failed(exc, details):
             self.errors.report(
@@ -116,8 +143,7 @@ class AppServices:
                 "choose your device by hand.",
                 details,
             )
-            if on_done:
-                on_done()
+            finish()
 
         run_task(work, done, failed)
 
@@ -129,9 +155,13 @@ class AppServices:
     # --- the model ---------------------------------------------------------------------
 
     def open_model(self, path: str, on_done: Callable[[bool], None] | None = None) -> None:
+        self._model_request += 1
+        request = self._model_request
+
         def done(facts):
             self.settings.add_recent(path)
-            self.state.set_model(ModelChoice(facts, path=path))
+            if request == self._model_request:  # else the user chose another model meanwhile
+                self.state.set_model(ModelChoice(facts, path=path))
             if on_done:
                 on_done(True)
 
@@ -146,6 +176,7 @@ class AppServices:
         run_task(lambda: facts_from_gguf(path), done, failed)
 
     def choose_shape(self, shape_id: str, quant: str) -> None:
+        self._model_request += 1  # a file still being read no longer replaces this choice
         facts = facts_from_shape(get_shape(shape_id), quant)  # pure arithmetic, instant
         self.settings.update(last_shape=shape_id, last_quant=quant)
         self.state.set_model(ModelChoice(facts, shape_id=shape_id, quant=quant))
@@ -230,6 +261,12 @@ class AppServices:
 
     def load_history(self, on_done: Callable[[list[RunResult]], None]) -> None:
         def done(report):
+            if report.unreadable:
+                self.errors.report(
+                    f"{len(report.unreadable)} saved run(s) could not be read just now (another "
+                    "program may be using them); they are left as they are.",
+                    "\n".join(report.unreadable),
+                )
             if report.set_aside:
                 self.errors.report(
                     f"{len(report.set_aside)} saved run(s) could not be read and were set "
@@ -244,9 +281,10 @@ class AppServices:
 
         run_task(self.history.load, done, failed)
 
-    def delete_run(self, run_id: str, on_done: Callable[[], None]) -> None:
+    def delete_runs(self, run_ids: list[str], on_done: Callable[[], None]) -> None:
+        """Delete the runs in one task, then call on_done once (one reload, not one each)."""
         run_task(
-            lambda: self.history.delete(run_id),
+            lambda: self.history.delete_many(run_ids),
             lambda _: on_done(),
             lambda e, d: self.errors.report(f"The run could not be deleted ({e}).", d),
         )
@@ -261,10 +299,27 @@ class AppServices:
     # --- projections -------------------------------------------------------------------
 
     def _reference(self) -> Reference | None:
+        """The shown run as the projections' reference, on the device it was measured on
+        (a run from History may come from another machine, or from before the user chose
+        their device by hand)."""
         run, profile = self.state.run, self.state.profile
         if run is None or profile is None:
             return None
-        return reference_from_run(run, profile.device, profile.backend)
+        hw = run.hardware or {}
+        here = (
+            not hw
+            or hw.get("device_name") == profile.name
+            or (hw.get("device_id") is not None and hw.get("device_id") == profile.catalogue_id)
+        )
+        if here:
+            return reference_from_run(run, profile.device, profile.backend)
+        device = self.catalogue.by_id(hw["device_id"]) if hw.get("device_id") else None
+        device = device or device_from_summary(hw)
+        if device is None:
+            return None
+        return reference_from_run(
+            run, device, str(hw.get("backend") or device.usual_backend).lower()
+        )
 
     def projections(self, workload: Workload, on_done: Callable[[ProjectionTable], None]) -> None:
         choice, profile = self.state.model, self.state.profile

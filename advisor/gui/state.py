@@ -35,6 +35,7 @@ class AppState(QtCore.QObject):
     machine_changed = QtCore.Signal()
     model_changed = QtCore.Signal()
     run_changed = QtCore.Signal()
+    detection_finished = QtCore.Signal()  # after each detection, whether it worked or not
 
     def __init__(self, parent: QtCore.QObject | None = None):
         super().__init__(parent)

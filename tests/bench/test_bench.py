@@ -132,8 +132,11 @@ def test_depth_slows_decode_as_the_ceiling_says(make_synth):
         reps=2,
         bandwidth_measured_bytes_per_s=20e9,
     )
-    _, run = _run(config)
+    progress, run = _run(config)
     assert isinstance(run, RunResult), run
+    # the untimed fill reports itself (a 32k fill on a CPU takes minutes)
+    fills = [p.message for p in progress if "filling the context" in (p.message or "")]
+    assert fills and fills[-1].endswith("4,096 of 4,096 tokens")
     d0, d4k = run.test("tg32"), run.test("tg32@d4096")
     assert d4k.tokens_per_s < d0.tokens_per_s
     expected = d4k.decode_ceiling_tps / d0.decode_ceiling_tps
@@ -260,3 +263,13 @@ def test_threads_default_to_performance_cores(tiny_model):
     _, run = _run(BenchConfig(model_path=str(tiny_model), n_prompt=(32,), n_gen=(), reps=1))
     assert run.llama["threads"] == performance_core_count()
     threading.active_count()  # the parent runs no llama.cpp threads itself
+
+
+def test_cancel_before_the_child_exists_is_not_lost(tiny_model):
+    """Cancel pressed the instant Run was, before the process started: the run still stops."""
+    job = BenchJob(BenchConfig(model_path=str(tiny_model), n_prompt=(64,), n_gen=(2000,), reps=5))
+    job.cancel()
+    final = [e for e in job.events() if not isinstance(e, Progress)][-1]
+    assert isinstance(final, Failure) and final.cancelled, final
+    assert job.proc.poll() is not None
+    assert not _children()

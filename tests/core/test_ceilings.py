@@ -119,3 +119,23 @@ def test_durations_read_as_people_say_them(seconds, text):
     from advisor.core.units import fmt_seconds
 
     assert fmt_seconds(seconds) == text
+
+
+def test_prefill_bytes_follow_the_cache_type_and_micro_batch():
+    from advisor.core.model_facts import facts_from_shape
+    from advisor.core.results import TestResult, explain_test
+    from advisor.core.shapes import get_shape
+
+    facts = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")
+    t = TestResult(
+        name="pp512@d4096", kind="prefill", n_prompt=512, n_gen=0, depth=4096, batch=1,
+        samples_s=(5.12,), tokens_per_s=100.0,
+    )  # fmt: skip
+    f16 = explain_test(t, facts, 1e11, None, 1e13, "f16")
+    q4 = explain_test(t, facts, 1e11, None, 1e13, "q4_0")
+    assert q4.bytes_per_token < f16.bytes_per_token
+    kv_saved = facts.kv_cache_bytes(4608, "f16") - facts.kv_cache_bytes(4608, "q4_0")
+    assert (f16.bytes_per_token - q4.bytes_per_token) * 512 == pytest.approx(kv_saved)
+    halves = explain_test(t, facts, 1e11, None, 1e13, "f16", n_ubatch=256)
+    extra = (halves.bytes_per_token - f16.bytes_per_token) * 512
+    assert extra == pytest.approx(facts.active_weights_bytes)  # one more pass over the weights

@@ -285,3 +285,53 @@ def test_a_deep_measurement_sets_the_kv_cost_on_its_own_device_only(cat, nemo):
         )
 
     assert slowdown(deep) == pytest.approx(slowdown(shallow), rel=1e-6)
+
+
+def test_a_partly_offloaded_run_calibrates_without_double_counting_the_spill(cat):
+    # a 13B Q4_K_M on an 8 GB card spills to system RAM: feeding the projection back as the
+    # user's measurement must reproduce it (ratio 1), on this card and on every other
+    big = facts_from_shape(get_shape("llama-2-13b"), "q4_k_m")
+    card, other = cat.resolve("RTX 4060"), Target(cat.resolve("RTX 4090"))
+    w = custom_workload(0, 128)  # tg128, as the reference says
+    alone = project(big, Target(card), w, host=HOST)
+    assert alone.fits == "partial"
+    ref = Reference(card, card.usual_backend, tg_tps=alone.decode_tps, facts=big)
+    again = project(big, Target(card), w, host=HOST, reference=ref)
+    assert again.decode_tps == pytest.approx(alone.decode_tps, rel=0.02)
+    assert project(big, other, w, host=HOST, reference=ref).decode_tps == pytest.approx(
+        project(big, other, w, host=HOST).decode_tps, rel=0.02
+    )
+
+
+def test_measured_basis_needs_a_decode_measurement_of_this_model(cat, nemo):
+    m4 = cat.resolve("Apple M4 Pro 20-core GPU")
+    w = custom_workload(512, 128)
+    prefill_only = Reference(m4, "metal", pp_tps=284, facts=nemo)
+    assert project(nemo, Target(m4), w, host=HOST, reference=prefill_only).basis != "measured"
+    small = facts_from_shape(get_shape("llama-3.2-1b"), "q4_0")
+    other_model = Reference(m4, "metal", tg_tps=120, pp_tps=2000, facts=small)
+    assert project(nemo, Target(m4), w, host=HOST, reference=other_model).basis != "measured"
+    same = Reference(m4, "metal", tg_tps=29.2, pp_tps=284, facts=nemo)
+    assert project(nemo, Target(m4), w, host=HOST, reference=same).basis == "measured"
+
+
+def test_verdict_says_which_side_cannot_run_the_model(cat):
+    q8 = facts_from_shape(get_shape("llama-2-13b"), "q8_0")
+    small_host = Host(ram_bytes=8 * GiB, ram_bandwidth_bytes_per_s=60e9)
+    v = upgrade_verdict(
+        q8, Target(cat.resolve("RTX 4060")), Target(cat.resolve("RTX 4090")), host=small_host
+    )
+    assert all(g.missing == "source" for g in v.gains if not g.speedup)
+    assert "does not fit the GeForce RTX 4090" not in v.sentence
+    assert "GeForce RTX 4060" in v.sentence
+
+
+def test_verdict_names_compute_when_many_users_cap_the_current_device(cat, nemo):
+    cpu = cat.resolve("Ryzen 5 7600")
+    v = upgrade_verdict(
+        nemo, Target(cpu), Target(cat.resolve("RTX 4090")), host=HOST, focus="many-users"
+    )
+    many = next(g for g in v.gains if g.workload == "many-users")
+    assert many.limited_by == "compute"
+    assert "memory bandwidth" not in v.sentence.split(";")[0]
+    assert v.basis in ("calibrated", "spec-only")  # the weaker side sets the basis

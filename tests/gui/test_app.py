@@ -235,3 +235,53 @@ def test_the_app_starts_and_quits_cleanly_as_a_user_starts_it(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "usable window" in out.stdout
     assert "Traceback" not in out.stderr and "Error" not in out.stderr, out.stderr
+
+
+def test_detections_never_overlap_and_the_last_request_wins(make_window, qtbot, recorded_report):
+    """Clicking 'Detect again' and choosing a device while a detection runs: one probe at a
+    time (two would halve each other's bandwidth reading), and the device chosen last shows."""
+    import threading
+
+    from advisor.core.machine import build_profile
+
+    running, overlaps, calls = [0], [0], []
+    lock = threading.Lock()
+
+    def slow_detect(paths, *, probe_bandwidth=True, use_cache=True, chosen_device_id=None,
+                    catalogue=None):  # fmt: skip
+        with lock:
+            running[0] += 1
+            overlaps[0] = max(overlaps[0], running[0])
+        time.sleep(0.3)
+        calls.append(chosen_device_id)
+        with lock:
+            running[0] -= 1
+        return recorded_report, build_profile(
+            recorded_report, catalogue, chosen_device_id=chosen_device_id
+        )
+
+    window, services = make_window(detect=slow_detect)
+    finished = []
+    services.state.detection_finished.connect(lambda: finished.append(1))
+    qtbot.mouseClick(window.machine.redetect_button, QtCore.Qt.MouseButton.LeftButton)
+    services.choose_device("nvidia-geforce-rtx-4090")
+    services.choose_device("nvidia-geforce-rtx-3090")
+    qtbot.waitUntil(lambda: len(finished) == 1, timeout=10_000)
+    assert overlaps[0] == 1
+    # the window's own start-up detection, the click's, then the two choices as one
+    assert calls == [None, None, "nvidia-geforce-rtx-3090"]
+    assert services.state.profile.name == "GeForce RTX 3090"
+    assert window.machine.redetect_button.isEnabled() and window.machine.status.text() == ""
+
+
+def test_charts_export_as_png_named_after_the_chosen_file(make_window, qtbot, tiny_run, tmp_path):
+    window, _ = make_window()
+    window.history.export_to([tiny_run], str(tmp_path / "bench.png"))
+    names = sorted(p.name for p in tmp_path.glob("bench-*.png"))
+    assert names == [
+        "bench-decode-vs-depth.png",
+        "bench-many-users.png",
+        "bench-measured-vs-ceiling.png",
+        "bench-roofline.png",
+    ]
+    assert all((tmp_path / n).stat().st_size > 5000 for n in names)

@@ -162,6 +162,25 @@ def test_corrupt_history_file_is_set_aside_and_reported(tiny_run, tmp_path):
     assert list(history.folder.glob("broken.*.corrupt"))  # kept, not deleted
 
 
+def test_a_run_that_cannot_be_read_now_is_left_alone(tiny_run, tmp_path, monkeypatch):
+    # a file another program holds locked is not damaged: it must not be renamed away, only
+    # reported (the lock is simulated: this CI runs as root, which reads anything)
+    history = History(tmp_path / "runs")
+    path = history.save(tiny_run)
+    real_read = Path.read_text
+
+    def locked(self, *args, **kwargs):
+        if self == path:
+            raise PermissionError(13, "The process cannot access the file", str(self))
+        return real_read(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", locked)
+    report = history.load()
+    assert report.runs == [] and report.set_aside == []
+    assert len(report.unreadable) == 1 and path.name in report.unreadable[0]
+    assert path.exists()
+
+
 def test_gui_reports_a_corrupt_history(make_window, qtbot, tiny_run):
     window, services = make_window()
     services.history.save(tiny_run)

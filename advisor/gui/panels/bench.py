@@ -3,6 +3,8 @@ each number means physically."""
 
 from __future__ import annotations
 
+import time
+
 from advisor.core.results import Failure, Progress, RunResult
 from advisor.core.units import GB, fmt_seconds
 from advisor.gui.qt import QtCore, QtWidgets
@@ -210,6 +212,11 @@ class BenchPanel(QtWidgets.QWidget):
         run = self.state.run
         if run is None:
             return
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created_at))
+        name = str(run.model.get("name") or "model")
+        self.results.setTitle(
+            f"Results: {name} on {run.hardware.get('device_name') or 'this machine'}, {when}"
+        )
         self.tests_model.set_rows(run.tests)
         self.table.resizeColumnsToContents()
         if run.notes:

@@ -181,12 +181,18 @@ class ChartsPanel(QtWidgets.QWidget):
         ):
             signal.connect(self._on_state_run_changed)
 
-    def export_all(self, folder: str) -> list[str]:
+    def export_all(self, path: str) -> list[str]:
+        """Save the four charts beside `path`, named after it: bench.png gives
+        bench-measured-vs-ceiling.png, bench-decode-vs-depth.png, ... Raises OSError when a
+        file could not be written."""
+        target = Path(path)
         paths = []
         for box in self.boxes:
-            path = str(Path(folder) / f"{box.name}.png")
-            box.export_png(path)
-            paths.append(path)
+            out = target.with_name(f"{target.stem}-{box.name}.png")
+            box.export_png(str(out))
+            if not out.is_file():
+                raise OSError(f"{out.name} could not be written in {out.parent}")
+            paths.append(str(out))
         return paths
 
     # --- updates -----------------------------------------------------------------------
@@ -211,6 +217,18 @@ class ChartsPanel(QtWidgets.QWidget):
         if facts is not None:
             self._update_depth(run, profile, facts)
             self._update_batch(run, profile, facts)
+        else:  # never leave an earlier run's curves under this run's caption
+            for item in (
+                self.depth_ceiling,
+                self.depth_predicted,
+                self.depth_measured,
+                self.batch_ceiling,
+                self.batch_total,
+                self.batch_user,
+                self.batch_measured,
+                self.batch_measured_user,
+            ):
+                item.setData([], [])
 
     def _update_bars(self, run: RunResult) -> None:
         tests = [
@@ -262,17 +280,19 @@ class ChartsPanel(QtWidgets.QWidget):
         peak = run.config.peak_flops_per_s or profile.peak_flops_per_s
         bandwidth = profile.bandwidth_bytes_per_s
         points = [t for t in run.tests if t.arithmetic_intensity and t.achieved_flops_per_s]
+        for label in self.roof_labels:
+            self.roof.removeItem(label)
+        self.roof_labels = []
         if not peak or not bandwidth:
+            self.roof_line.setData([], [])
+            self.roof_points.setData([], [])
             return
         x = np.logspace(-1, 4, 200)
         self.roof_line.setData(x, np.minimum(peak, bandwidth * x))
         self.roof_points.setData(
             [t.arithmetic_intensity for t in points], [t.achieved_flops_per_s for t in points]
         )
-        for label in self.roof_labels:
-            self.roof.removeItem(label)
         _, foreground = _palette_colours()
-        self.roof_labels = []
         for t in points:
             label = pg.TextItem(t.name, color=foreground, anchor=(0, 1))
             label.setPos(np.log10(t.arithmetic_intensity), np.log10(t.achieved_flops_per_s))

@@ -15,6 +15,12 @@ from advisor.gui.services import AppServices, ProjectionTable
 from advisor.gui.table_models import OBJECT_ROLE, PinnedFirstRowProxy, ProjectionTableModel
 from advisor.gui.widgets import heading, muted, value_label
 
+_NO_GAIN = {
+    "target": "does not fit",
+    "source": "this machine cannot run it",
+    "estimate": "no estimate (no compute figure)",
+}
+
 
 class ComparePanel(QtWidgets.QWidget):
     def __init__(self, services: AppServices, parent: QtWidgets.QWidget | None = None):
@@ -79,6 +85,7 @@ class ComparePanel(QtWidgets.QWidget):
         # so each refresh sorts once)
         self.table.sortByColumn(ProjectionTableModel.DECODE, QtCore.Qt.SortOrder.DescendingOrder)
         self._filter_text = ""
+        self._verdict_generation = 0
         self._generation = 0
         split.addWidget(self.table)
 
@@ -213,8 +220,14 @@ class ComparePanel(QtWidgets.QWidget):
         )
         self.chart.setXRange(-0.6, len(shown) - 0.4, padding=0)
         self.chart.setYRange(0, top + 2.2, padding=0)  # headroom for the legend
+        self._verdict_generation += 1  # a verdict for an earlier selection is dropped
+        generation = self._verdict_generation
         if picks:
-            self.services.verdict(picks[0].device_id, self.current_workload(), self._on_verdict)
+            self.services.verdict(
+                picks[0].device_id,
+                self.current_workload(),
+                lambda v: self._on_verdict(v) if generation == self._verdict_generation else None,
+            )
         else:
             self.verdict.setText(
                 muted("Select one or more devices in the table to compare them with this machine.")
@@ -227,7 +240,7 @@ class ComparePanel(QtWidgets.QWidget):
             f"<td align='right'>{g.prefill_speedup or 0:.1f}x</td>"
             f"<td align='right'>{g.decode_speedup or 0:.1f}x</td></tr>"
             if g.speedup
-            else f"<tr><td>{g.label}</td><td colspan=3>does not fit</td></tr>"
+            else f"<tr><td>{g.label}</td><td colspan=3>{_NO_GAIN.get(g.missing, '—')}</td></tr>"
             for g in v.gains
         )
         price = (

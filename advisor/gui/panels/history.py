@@ -23,6 +23,7 @@ class HistoryPanel(QtWidgets.QWidget):
         parent: QtWidgets.QWidget | None = None,
     ):
         super().__init__(parent)
+        self._generation = 0
         self.services = services
         self.export_charts = export_charts
         layout = QtWidgets.QVBoxLayout(self)
@@ -79,9 +80,13 @@ class HistoryPanel(QtWidgets.QWidget):
         self._update_buttons()
 
     def reload(self) -> None:
-        self.services.load_history(self._on_history_loaded)
+        self._generation += 1
+        generation = self._generation
+        self.services.load_history(lambda runs: self._on_history_loaded(runs, generation))
 
-    def _on_history_loaded(self, runs: list[RunResult]) -> None:
+    def _on_history_loaded(self, runs: list[RunResult], generation: int | None = None) -> None:
+        if generation is not None and generation != self._generation:
+            return  # an older reload finished after a newer one: it may list deleted runs
         self.model.set_rows(runs)
         self.table.resizeColumnsToContents()
         count = "1 saved run" if len(runs) == 1 else f"{len(runs)} saved runs"
@@ -125,8 +130,7 @@ class HistoryPanel(QtWidgets.QWidget):
         )
         if answer != QtWidgets.QMessageBox.StandardButton.Yes:
             return
-        for run in runs:
-            self.services.delete_run(run.id, self.reload)
+        self.services.delete_runs([run.id for run in runs], self.reload)
 
     def _on_export_clicked(self) -> None:
         runs = self.selected_runs()
@@ -144,8 +148,18 @@ class HistoryPanel(QtWidgets.QWidget):
 
     def export_to(self, runs: list[RunResult], path: str) -> None:
         if path.lower().endswith(".png"):
+            # the charts draw the shown run: show this one (it opens on the Charts page)
             self.open_requested.emit(runs[0])
-            self.export_charts(str(Path(path).parent))
+            try:
+                written = self.export_charts(path)
+            except OSError as exc:
+                self.services.errors.report(f"The charts could not be saved ({exc}).")
+                return
+            window = self.window()
+            if isinstance(window, QtWidgets.QMainWindow):
+                window.statusBar().showMessage(
+                    f"Saved {len(written)} charts beside {Path(path).name}."
+                )
             return
         self.services.export(runs, path)
 

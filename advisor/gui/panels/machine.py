@@ -76,13 +76,20 @@ class MachinePanel(QtWidgets.QWidget):
         self.use_button.clicked.connect(self._on_use_clicked)
         self.reset_button.clicked.connect(self._on_reset_clicked)
         self.state.machine_changed.connect(self._on_state_machine_changed)
+        # the compute peak shown depends on whether the model is quantised
+        self.state.model_changed.connect(self._on_state_machine_changed)
+        self.state.detection_finished.connect(self._on_detection_finished)
+        # a bandwidth probe beside a running benchmark would spoil both measurements
+        services.bench.started.connect(lambda: self.redetect_button.setEnabled(False))
+        services.bench.finished.connect(lambda _run: self.redetect_button.setEnabled(True))
+        services.bench.failed.connect(lambda _failure: self.redetect_button.setEnabled(True))
 
     # --- slots -------------------------------------------------------------------------
 
     def _on_redetect_clicked(self) -> None:
         self.status.setText("Detecting hardware (a few seconds)…")
         self.redetect_button.setEnabled(False)
-        self.services.detect(force=True, on_done=lambda: self.redetect_button.setEnabled(True))
+        self.services.detect(force=True)
 
     def _on_use_clicked(self) -> None:
         device_id = self.device_combo.currentData()
@@ -97,7 +104,12 @@ class MachinePanel(QtWidgets.QWidget):
         self.services.choose_device(device_id)
 
     def _on_reset_clicked(self) -> None:
+        self.status.setText("Using the detected device…")
         self.services.choose_device(None)
+
+    def _on_detection_finished(self) -> None:
+        self.status.setText("")  # done, or failed with its message in the banner
+        self.redetect_button.setEnabled(True)
 
     def _on_state_machine_changed(self) -> None:
         _M, _E = f"<span style='color:{muted_colour()}'>", "</span>"

@@ -111,7 +111,15 @@ class ModelPanel(QtWidgets.QWidget):
 
     def open_path(self, path: str) -> None:
         self.facts_text.setText(muted(f"Reading {Path(path).name}…"))
-        self.services.open_model(path, on_done=lambda ok: self._refresh_recent())
+        self.services.open_model(path, on_done=self._on_model_read)
+
+    def _on_model_read(self, ok: bool) -> None:
+        self._refresh_recent()
+        if not ok:  # the banner says why; the facts go back to the model still in use
+            if self.state.model is None:
+                self.facts_text.setText(muted("Open a GGUF file or choose a built-in shape."))
+            else:
+                self._on_state_changed()
 
     def _on_open_clicked(self) -> None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(
