@@ -445,7 +445,8 @@ def project(
     # basis and band
     if same_device:
         basis, band_tg, band_pp = "measured", SAME_DEVICE_BAND, SAME_DEVICE_BAND
-    elif model.calibrated(backend):
+    elif model.calibrated(backend) or (ratios.device_id == device.id and same_class):
+        # published results for the class, or the user's own run on this very device
         basis, band_tg, band_pp = (
             "calibrated",
             model.band("decode", backend),
