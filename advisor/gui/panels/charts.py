@@ -154,9 +154,12 @@ class ChartsPanel(QtWidgets.QWidget):
         )
 
         self.roof = _plot(
-            "4 · Roofline", "arithmetic intensity (FLOP per byte, log)", "achieved FLOP/s (log)"
+            "4 · Roofline", "arithmetic intensity (FLOP per byte, log)", "achieved TFLOP/s (log)"
         )
         self.roof.getPlotItem().setLogMode(True, True)
+        self.roof.getPlotItem().getAxis("left").enableAutoSIPrefix(False)
+        # below the compute roof, right of the slope, is empty: the legend goes there
+        self.roof.getPlotItem().legend.setOffset((-10, -10))
         self.roof_line = self.roof.plot(
             [], [], pen=pg.mkPen(CEILING, width=2), name="bandwidth slope / compute roof"
         )
@@ -288,13 +291,16 @@ class ChartsPanel(QtWidgets.QWidget):
             self.roof_points.setData([], [])
             return
         x = np.logspace(-1, 4, 200)
-        self.roof_line.setData(x, np.minimum(peak, bandwidth * x))
+        self.roof_line.setData(x, np.minimum(peak, bandwidth * x) / 1e12)
         self.roof_points.setData(
-            [t.arithmetic_intensity for t in points], [t.achieved_flops_per_s for t in points]
+            [t.arithmetic_intensity for t in points],
+            [t.achieved_flops_per_s / 1e12 for t in points],
         )
         _, foreground = _palette_colours()
         for t in points:
-            label = pg.TextItem(t.name, color=foreground, anchor=(0, 1))
-            label.setPos(np.log10(t.arithmetic_intensity), np.log10(t.achieved_flops_per_s))
+            # labels of high-intensity points (prefill) sit to their left, inside the plot
+            right = t.arithmetic_intensity > 300
+            label = pg.TextItem(t.name, color=foreground, anchor=(1, 1) if right else (0, 1))
+            label.setPos(np.log10(t.arithmetic_intensity), np.log10(t.achieved_flops_per_s / 1e12))
             self.roof.addItem(label)
             self.roof_labels.append(label)
