@@ -20,8 +20,8 @@ def run_smoke_test() -> int:
     from advisor import __version__
     from advisor.bench.controller import BenchJob
     from advisor.bench.synth import write_synthetic_gguf
-    from advisor.core.paths import app_paths
-    from advisor.core.results import BenchConfig, RunResult
+    from advisor.core.infra.paths import app_paths
+    from advisor.core.runs.results import BenchConfig, RunResult
 
     print(f"advisor {__version__} smoke test (frozen: {bool(getattr(sys, 'frozen', False))})")
     from advisor.gui.app import build_window

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from advisor.core.calibration import (
+from advisor.core.predict.speed_model import (
     _bands,
     fit,
     load_observations,

@@ -1,6 +1,6 @@
 """Draw the app icon with Qt (a development-time script; its outputs are committed).
 
-python packaging/make_icons.py   # writes advisor/resources/icon.png, packaging/advisor.ico
+python packaging/make_icons.py   # writes resources/icon.png, packaging/advisor.ico
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def draw(size: int) -> QtGui.QImage:
 
 def main() -> int:
     app = QtWidgets.QApplication(sys.argv[:1])  # noqa: F841 (image plugins need an app)
-    resources = ROOT / "advisor" / "resources"
+    resources = ROOT / "resources"
     resources.mkdir(parents=True, exist_ok=True)
     draw(512).save(str(resources / "icon.png"))
     draw(256).save(str(ROOT / "packaging" / "advisor.ico"))

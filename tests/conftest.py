@@ -52,7 +52,7 @@ def tiny_model(make_synth) -> Path:
 
 @pytest.fixture(scope="session")
 def recorded_report():
-    from advisor.core.machine import report_from_json
+    from advisor.core.hardware.machine import report_from_json
 
     return report_from_json(json.loads((DATA / "hardware-linux-xeon-2core.json").read_text()))
 
@@ -60,7 +60,7 @@ def recorded_report():
 @pytest.fixture(scope="session")
 def tiny_run():
     """A real run recorded on this project's 2-core CI machine (qwen2.5-0.5b shape, Q4_0)."""
-    from advisor.core.results import RunResult
+    from advisor.core.runs.results import RunResult
 
     return RunResult.from_json(json.loads((DATA / "run-qwen05b-q4_0-xeon.json").read_text()))
 
@@ -68,7 +68,7 @@ def tiny_run():
 @pytest.fixture
 def recorded_detect(recorded_report):
     """Stands in for bench.machine_service.detect_machine (which probes for seconds)."""
-    from advisor.core.machine import build_profile
+    from advisor.core.hardware.machine import build_profile
 
     calls = []
 
@@ -87,7 +87,7 @@ def recorded_detect(recorded_report):
 @pytest.fixture
 def make_window(qtbot, qapp, recorded_detect, tmp_path):
     """make_window() -> (window, services), with the recorded machine detected."""
-    from advisor.core.paths import app_paths
+    from advisor.core.infra.paths import app_paths
     from advisor.gui.app import build_window
     from advisor.gui.qt import QtCore
 

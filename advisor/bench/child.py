@@ -16,8 +16,8 @@ import threading
 import traceback
 from typing import IO, Any
 
-from advisor.core.paths import app_paths
-from advisor.core.results import BenchConfig, Failure, event_to_json
+from advisor.core.infra.paths import app_paths
+from advisor.core.runs.results import BenchConfig, Failure, event_to_json
 
 PARENT_GONE_EXIT_S = 2.0
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from advisor.core.results import BenchConfig, Failure, Progress, RunResult, event_from_json
+from advisor.core.runs.results import BenchConfig, Failure, Progress, RunResult, event_from_json
 
 CANCEL_GRACE_S = 2.0
 DEFAULT_WATCHDOG_S = 300.0

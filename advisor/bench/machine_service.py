@@ -11,15 +11,15 @@ from dataclasses import replace
 from typing import Any
 
 from advisor.bench.controller import run_child_json
-from advisor.core.catalogue import Catalogue, load_catalogue
-from advisor.core.hardware.model import BackendInfo, HardwareReport
-from advisor.core.machine import (
+from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
+from advisor.core.hardware.machine import (
     MachineProfile,
     build_profile,
     load_cached_report,
     save_cached_report,
 )
-from advisor.core.paths import AppPaths
+from advisor.core.hardware.model import BackendInfo, HardwareReport
+from advisor.core.infra.paths import AppPaths
 
 
 def query_backend(timeout_s: float = 30.0) -> BackendInfo:

@@ -24,13 +24,14 @@ from typing import Any
 
 import psutil
 
-from advisor.core.cpu_threads import performance_core_count
-from advisor.core.gguf_file import InvalidModelError
-from advisor.core.model_facts import ModelFacts, facts_from_gguf
-from advisor.core.paths import AppPaths
-from advisor.core.preflight import check_fits
-from advisor.core.quant import UnknownQuantError
-from advisor.core.results import (
+from advisor.core.hardware.cpu_threads import performance_core_count
+from advisor.core.infra.paths import AppPaths
+from advisor.core.model.facts import ModelFacts, facts_from_gguf
+from advisor.core.model.gguf_file import InvalidModelError
+from advisor.core.model.memory import check_fits
+from advisor.core.model.quant import UnknownQuantError
+from advisor.core.model.shapes import UnknownShapeError
+from advisor.core.runs.results import (
     BenchConfig,
     Failure,
     Progress,
@@ -41,7 +42,6 @@ from advisor.core.results import (
     new_run_id,
     summarise_samples,
 )
-from advisor.core.shapes import UnknownShapeError
 
 Event = Progress | Failure | RunResult
 SideChannel = Callable[[Progress], None]
@@ -76,7 +76,7 @@ def synthetic_model_path(paths: AppPaths, spec: str, layers: int | None) -> Path
     from advisor.bench.synth import synthetic_file_name
 
     shape_id, quant_label = parse_synthetic(spec)
-    from advisor.core.shapes import get_shape
+    from advisor.core.model.shapes import get_shape
 
     shape = get_shape(shape_id)  # validates the name
     return paths.synthetic_models / synthetic_file_name(shape.id, quant_label, layers)

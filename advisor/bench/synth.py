@@ -19,9 +19,9 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from advisor.core import quant
-from advisor.core.model_facts import typed_layout
-from advisor.core.shapes import ModelShape, get_shape
+from advisor.core.model import quant
+from advisor.core.model.facts import typed_layout
+from advisor.core.model.shapes import ModelShape, get_shape
 
 T = gguf.GGMLQuantizationType
 SYNTH_FORMAT_VERSION = 1

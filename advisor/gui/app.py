@@ -8,11 +8,11 @@ import sys
 import time
 
 from advisor import APP_NAME, __version__
-from advisor.core.catalogue import load_catalogue
-from advisor.core.history import History
-from advisor.core.logs import setup_logging
-from advisor.core.paths import AppPaths, app_paths
-from advisor.core.settings import SettingsStore
+from advisor.core.catalogue.catalogue import load_catalogue
+from advisor.core.infra.logs import setup_logging
+from advisor.core.infra.paths import AppPaths, app_paths
+from advisor.core.infra.settings import SettingsStore
+from advisor.core.runs.history import History
 from advisor.gui.bench_controller import BenchController
 from advisor.gui.errors import ErrorBanner, ErrorReporter
 from advisor.gui.main_window import MainWindow
@@ -127,7 +127,7 @@ def _app_icon() -> QtGui.QIcon | None:
     from importlib import resources
 
     try:
-        path = resources.files("advisor").joinpath("resources/icon.png")
+        path = resources.files("advisor.resources").joinpath("icon.png")
         return QtGui.QIcon(str(path)) if path.is_file() else None
     except (ModuleNotFoundError, FileNotFoundError):
         return None

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.bench.controller import BenchJob
-from advisor.core.results import BenchConfig, Failure, Progress, RunResult
+from advisor.core.runs.results import BenchConfig, Failure, Progress, RunResult
 from advisor.gui.qt import QtCore
 
 PROGRESS_MIN_INTERVAL_S = 0.1

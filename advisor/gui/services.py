@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from advisor.bench.machine_service import detect_machine, hardware_summary
-from advisor.core.catalogue import Catalogue
-from advisor.core.export import export_runs
-from advisor.core.gguf_file import InvalidModelError
-from advisor.core.history import History
-from advisor.core.machine import device_from_summary
-from advisor.core.model_facts import facts_from_gguf, facts_from_shape
-from advisor.core.paths import AppPaths
-from advisor.core.projection import (
+from advisor.core.catalogue.catalogue import Catalogue
+from advisor.core.hardware.machine import device_from_summary
+from advisor.core.infra.paths import AppPaths
+from advisor.core.infra.settings import SettingsStore
+from advisor.core.model.facts import facts_from_gguf, facts_from_shape
+from advisor.core.model.gguf_file import InvalidModelError
+from advisor.core.model.shapes import get_shape
+from advisor.core.predict.projection import (
     Projection,
     Reference,
     Target,
@@ -30,10 +30,10 @@ from advisor.core.projection import (
     reference_from_run,
     upgrade_verdict,
 )
-from advisor.core.results import BenchConfig, RunResult
-from advisor.core.settings import SettingsStore
-from advisor.core.shapes import get_shape
-from advisor.core.workloads import Workload, custom_workload
+from advisor.core.predict.workloads import Workload, custom_workload
+from advisor.core.runs.export import export_runs
+from advisor.core.runs.history import History
+from advisor.core.runs.results import BenchConfig, RunResult
 from advisor.gui.bench_controller import BenchController
 from advisor.gui.errors import ErrorReporter
 from advisor.gui.state import AppState, ModelChoice
@@ -89,7 +89,7 @@ class AppServices:
     def warm_up(self) -> None:
         """Fit the speed model in the background now (0.2-0.4 s, once), so the first
         projection or benchmark set-up does not pay for it on the GUI thread."""
-        from advisor.core.calibration import default_model
+        from advisor.core.predict.speed_model import default_model
 
         run_task(
             default_model,
@@ -241,7 +241,7 @@ class AppServices:
 
     def open_run(self, run: RunResult) -> None:
         """Show a saved run: its model becomes the current model, its results the current run."""
-        from advisor.core.model_facts import ModelFacts
+        from advisor.core.model.facts import ModelFacts
 
         cfg = run.config
         try:

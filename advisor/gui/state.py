@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor.core.hardware.machine import MachineProfile
 from advisor.core.hardware.model import HardwareReport
-from advisor.core.machine import MachineProfile
-from advisor.core.model_facts import ModelFacts
-from advisor.core.results import RunResult
+from advisor.core.model.facts import ModelFacts
+from advisor.core.runs.results import RunResult
 from advisor.gui.qt import QtCore
 
 

@@ -10,9 +10,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from advisor.core.projection import Projection
-from advisor.core.results import RunResult, TestResult
-from advisor.core.units import GB, fmt_bytes, fmt_seconds
+from advisor.core.infra.units import GB, fmt_bytes, fmt_seconds
+from advisor.core.predict.projection import Projection
+from advisor.core.runs.results import RunResult, TestResult
 from advisor.gui.qt import QtCore, QtGui
 
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1

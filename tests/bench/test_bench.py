@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from advisor.bench.controller import BenchJob
-from advisor.core.results import BenchConfig, Failure, Progress, RunResult
+from advisor.core.runs.results import BenchConfig, Failure, Progress, RunResult
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
@@ -258,7 +258,7 @@ def test_parent_gone_child_exits():
 
 
 def test_threads_default_to_performance_cores(tiny_model):
-    from advisor.core.cpu_threads import performance_core_count
+    from advisor.core.hardware.cpu_threads import performance_core_count
 
     _, run = _run(BenchConfig(model_path=str(tiny_model), n_prompt=(32,), n_gen=(), reps=1))
     assert run.llama["threads"] == performance_core_count()

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from advisor.bench.machine_service import match_catalogue
-from advisor.core.catalogue import load_catalogue
+from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.hardware import parsers as P
+from advisor.core.hardware.machine import build_profile
 from advisor.core.hardware.model import BackendInfo, CpuInfo, HardwareReport, RamInfo
-from advisor.core.machine import build_profile
 
 FIX = Path(__file__).resolve().parents[1] / "core" / "hardware" / "fixtures"
 

@@ -11,13 +11,18 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from advisor.core.catalogue import UnknownDeviceError, _basic, load_catalogue, load_records
+from advisor.core.catalogue.catalogue import (
+    UnknownDeviceError,
+    _basic,
+    load_catalogue,
+    load_records,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "device_db" / "schema.json").read_text())
 # the copy the app ships (the speed model is fitted on it); the project's reference copy sits
 # beside the checkout only on a developer's machine
-CALIBRATION = REPO / "advisor" / "core" / "data" / "llamacpp_calibration.csv"
+CALIBRATION = REPO / "resources" / "data" / "llamacpp_calibration.csv"
 REFERENCE_CALIBRATION = REPO.parent / "shared" / "reference" / "llamacpp_calibration.csv"
 
 

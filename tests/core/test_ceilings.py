@@ -2,7 +2,7 @@
 
 import pytest
 
-from advisor.core import ceilings
+from advisor.core.predict import ceilings
 
 GB = 1e9
 
@@ -116,15 +116,15 @@ def test_request_time():
     ],
 )
 def test_durations_read_as_people_say_them(seconds, text):
-    from advisor.core.units import fmt_seconds
+    from advisor.core.infra.units import fmt_seconds
 
     assert fmt_seconds(seconds) == text
 
 
 def test_prefill_bytes_follow_the_cache_type_and_micro_batch():
-    from advisor.core.model_facts import facts_from_shape
-    from advisor.core.results import TestResult, explain_test
-    from advisor.core.shapes import get_shape
+    from advisor.core.model.facts import facts_from_shape
+    from advisor.core.model.shapes import get_shape
+    from advisor.core.runs.results import TestResult, explain_test
 
     facts = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")
     t = TestResult(

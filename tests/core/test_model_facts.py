@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from advisor.core import quant
-from advisor.core.gguf_file import read_gguf_header
-from advisor.core.model_facts import facts_from_gguf, facts_from_shape
-from advisor.core.shapes import get_shape
+from advisor.core.model import quant
+from advisor.core.model.facts import facts_from_gguf, facts_from_shape
+from advisor.core.model.gguf_file import read_gguf_header
+from advisor.core.model.shapes import get_shape
 
 CASES = [
     ("llama-3.2-1b", "q4_0"),

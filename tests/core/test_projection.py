@@ -8,16 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from advisor.core.calibration import (
-    DecodeParams,
-    SpeedModel,
-    fit,
-    load_observations,
-    lodo_residuals,
-)
-from advisor.core.catalogue import load_catalogue
-from advisor.core.model_facts import facts_from_shape
-from advisor.core.projection import (
+from advisor.core.catalogue.catalogue import load_catalogue
+from advisor.core.infra.units import GiB
+from advisor.core.model.facts import facts_from_shape
+from advisor.core.model.shapes import get_shape
+from advisor.core.predict.projection import (
     DEDICATED_RESERVE_BYTES,
     HOP_OVERHEAD_S,
     Host,
@@ -26,9 +21,14 @@ from advisor.core.projection import (
     project,
     upgrade_verdict,
 )
-from advisor.core.shapes import get_shape
-from advisor.core.units import GiB
-from advisor.core.workloads import PRESETS, custom_workload, get_workload, with_depth
+from advisor.core.predict.speed_model import (
+    DecodeParams,
+    SpeedModel,
+    fit,
+    load_observations,
+    lodo_residuals,
+)
+from advisor.core.predict.workloads import PRESETS, custom_workload, get_workload, with_depth
 
 HOST = Host(ram_bytes=64 * GiB, ram_bandwidth_bytes_per_s=80e9)
 

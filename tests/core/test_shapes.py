@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor.core.model_facts import facts_from_shape
-from advisor.core.quant import COMMON_QUANTS, UnknownQuantError, file_type
-from advisor.core.shapes import UnknownShapeError, all_shapes, get_shape, tensor_layout
+from advisor.core.model.facts import facts_from_shape
+from advisor.core.model.quant import COMMON_QUANTS, UnknownQuantError, file_type
+from advisor.core.model.shapes import UnknownShapeError, all_shapes, get_shape, tensor_layout
 
 PUBLISHED = Path(__file__).parent / "data" / "published_gguf_sizes.csv"
 REQUIRED = """llama-2-7b llama-2-13b llama-3-8b llama-3-70b llama-3.2-1b llama-3.2-3b mistral-7b
@@ -56,10 +56,10 @@ def test_every_shape_and_common_quant_has_a_size_ordering():
 
 def test_q4_k_m_mix_follows_llama_quantize():
     shape = get_shape("llama-3-8b")
-    from advisor.core.model_facts import typed_layout
+    from advisor.core.model.facts import typed_layout
 
     types = {name: t for name, _, t in typed_layout(shape, "q4_k_m")}
-    from advisor.core.quant import T
+    from advisor.core.model.quant import T
 
     assert types["output.weight"] == T.Q6_K
     assert types["token_embd.weight"] == T.Q4_K
@@ -74,8 +74,8 @@ def test_q4_k_m_mix_follows_llama_quantize():
 
 
 def test_tied_embeddings_get_the_output_type():
-    from advisor.core.model_facts import typed_layout
-    from advisor.core.quant import T
+    from advisor.core.model.facts import typed_layout
+    from advisor.core.model.quant import T
 
     types = {name: t for name, _, t in typed_layout(get_shape("llama-3.2-1b"), "q4_0")}
     assert "output.weight" not in types

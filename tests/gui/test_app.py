@@ -173,7 +173,7 @@ def test_opening_a_saved_run_fills_every_page(make_window, qtbot):
     reproduces what was measured (it once showed 8x the measured prefill)."""
     import json
 
-    from advisor.core.results import RunResult
+    from advisor.core.runs.results import RunResult
     from tests.conftest import DATA
 
     run = RunResult.from_json(
@@ -242,7 +242,7 @@ def test_detections_never_overlap_and_the_last_request_wins(make_window, qtbot, 
     time (two would halve each other's bandwidth reading), and the device chosen last shows."""
     import threading
 
-    from advisor.core.machine import build_profile
+    from advisor.core.hardware.machine import build_profile
 
     running, overlaps, calls = [0], [0], []
     lock = threading.Lock()

@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from advisor.core.catalogue import load_catalogue
-from advisor.core.model_facts import facts_from_shape
-from advisor.core.projection import Host, Target, project
-from advisor.core.shapes import get_shape
-from advisor.core.units import GiB
-from advisor.core.workloads import get_workload
+from advisor.core.catalogue.catalogue import load_catalogue
+from advisor.core.infra.units import GiB
+from advisor.core.model.facts import facts_from_shape
+from advisor.core.model.shapes import get_shape
+from advisor.core.predict.projection import Host, Target, project
+from advisor.core.predict.workloads import get_workload
 from advisor.gui.qt import QtCore
 from advisor.gui.table_models import (
     DISPLAY,

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from advisor.bench.synth import write_synthetic_gguf
-from advisor.core.gguf_file import InvalidModelError
-from advisor.core.model_facts import facts_from_gguf
-from advisor.core.shapes import get_shape
+from advisor.core.model.facts import facts_from_gguf
+from advisor.core.model.gguf_file import InvalidModelError
+from advisor.core.model.shapes import get_shape
 
 
 def _cli(*args: str, home: Path, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -57,7 +57,7 @@ def bad_files(tmp_path_factory, make_synth) -> dict[str, tuple[Path, str]]:
     files["header cut"] = (d / "header-cut.gguf", "truncated")
 
     # a header whose tensors claim more bytes than the file has: grow one tensor's shape
-    from advisor.core.gguf_file import read_gguf_header
+    from advisor.core.model.gguf_file import read_gguf_header
 
     header = read_gguf_header(good)
     big = bytearray(data)
@@ -88,8 +88,8 @@ def _write_split_model(path: Path) -> list[Path]:
     import numpy as np
 
     from advisor.bench.synth import _add_metadata
-    from advisor.core.model_facts import typed_layout
-    from advisor.core.quant import file_type
+    from advisor.core.model.facts import typed_layout
+    from advisor.core.model.quant import file_type
 
     shape = get_shape("qwen2.5-0.5b").with_layers(2)
     layout = typed_layout(shape, "f16")

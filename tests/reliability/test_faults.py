@@ -17,9 +17,9 @@ import psutil
 import pytest
 
 from advisor.bench.controller import BenchJob
-from advisor.core import atomic
-from advisor.core.history import History, HistoryError
-from advisor.core.results import BenchConfig, Failure, Progress, RunResult
+from advisor.core.infra import atomic
+from advisor.core.runs.history import History, HistoryError
+from advisor.core.runs.results import BenchConfig, Failure, Progress, RunResult
 
 
 def _children() -> list[psutil.Process]:

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from advisor.core.gguf_file import InvalidModelError
-from advisor.core.model_facts import ModelFacts, facts_from_gguf
-from advisor.core.shapes import ModelShape
+from advisor.core.model.facts import ModelFacts, facts_from_gguf
+from advisor.core.model.gguf_file import InvalidModelError
+from advisor.core.model.shapes import ModelShape
 
 EXAMPLES = int(os.environ.get("ADVISOR_FUZZ_EXAMPLES", "10000"))
 PER_INPUT_LIMIT_S = 1.0

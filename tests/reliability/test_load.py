@@ -10,7 +10,7 @@ import psutil
 import pytest
 
 from advisor.bench.controller import BenchJob
-from advisor.core.results import BenchConfig, RunResult
+from advisor.core.runs.results import BenchConfig, RunResult
 
 
 def test_100_runs_and_the_catalogue_filter_fast(make_window, qtbot, tiny_run, capsys):

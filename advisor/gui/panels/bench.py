@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from advisor.core.results import Failure, Progress, RunResult
-from advisor.core.units import GB, fmt_seconds
+from advisor.core.infra.units import GB, fmt_seconds
+from advisor.core.runs.results import Failure, Progress, RunResult
 from advisor.gui.qt import QtCore, QtWidgets
 from advisor.gui.services import AppServices
 from advisor.gui.table_models import TestsTableModel

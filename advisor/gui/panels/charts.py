@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.core.curves import batch_curves, depth_curves
-from advisor.core.model_facts import ModelFacts
-from advisor.core.results import RunResult
+from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.curves import batch_curves, depth_curves
+from advisor.core.runs.results import RunResult
 from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
 from advisor.gui.widgets import heading, muted, value_label
 

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from advisor.core.projection import Projection, Verdict
-from advisor.core.workloads import PRESETS, Workload, custom_workload
+from advisor.core.predict.projection import Projection, Verdict
+from advisor.core.predict.workloads import PRESETS, Workload, custom_workload
 from advisor.gui.panels.charts import MEASURED, PREDICTED, _palette_colours, _plot
 from advisor.gui.qt import QtCore, QtWidgets, pg
 from advisor.gui.services import AppServices, ProjectionTable

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from advisor.core.results import RunResult
+from advisor.core.runs.results import RunResult
 from advisor.gui.qt import QtCore, QtWidgets
 from advisor.gui.services import AppServices
 from advisor.gui.table_models import OBJECT_ROLE, SORT_ROLE, RunsTableModel, describe_test

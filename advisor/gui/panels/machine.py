@@ -3,7 +3,7 @@ pick the right device by hand when detection could not tell."""
 
 from __future__ import annotations
 
-from advisor.core.units import GB, GiB, fmt_bandwidth
+from advisor.core.infra.units import GB, GiB, fmt_bandwidth
 from advisor.gui.qt import QtCore, QtWidgets
 from advisor.gui.services import AppServices
 from advisor.gui.widgets import Card, heading, muted_colour, value_label

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.core.preflight import memory_need
-from advisor.core.quant import COMMON_QUANTS
-from advisor.core.shapes import all_shapes
-from advisor.core.units import GiB, fmt_bytes, fmt_params
+from advisor.core.infra.units import GiB, fmt_bytes, fmt_params
+from advisor.core.model.memory import memory_need
+from advisor.core.model.quant import COMMON_QUANTS
+from advisor.core.model.shapes import all_shapes
 from advisor.gui.qt import QtCore, QtGui, QtWidgets
 from advisor.gui.services import AppServices
 from advisor.gui.widgets import Card, heading, muted, value_label

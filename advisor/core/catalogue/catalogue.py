@@ -380,7 +380,7 @@ def _default_folder() -> Path:
     env = os.environ.get("ADVISOR_DEVICE_DB")
     if env:
         return Path(env)
-    return Path(str(resources.files("device_db").joinpath("devices")))
+    return Path(str(resources.files("advisor.device_db").joinpath("devices")))
 
 
 def load_records(folder: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:

@@ -10,8 +10,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from advisor.core.results import RunResult, TestResult, json_safe
-from advisor.core.units import GB, GiB
+from advisor.core.infra.units import GB, GiB
+from advisor.core.runs.results import RunResult, TestResult, json_safe
 
 CSV_COLUMNS = (
     "run_id",
@@ -190,7 +190,7 @@ def to_markdown(run: RunResult) -> str:
 
 def export_runs(runs: Sequence[RunResult], path: str | Path) -> Path:
     """Write runs in the format the file name's extension asks for (.csv, .json, .md)."""
-    from advisor.core.atomic import atomic_write_text
+    from advisor.core.infra.atomic import atomic_write_text
 
     p = Path(path)
     ext = p.suffix.lower()

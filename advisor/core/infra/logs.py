@@ -7,7 +7,7 @@ import logging.handlers
 import platform
 import sys
 
-from advisor.core.paths import AppPaths
+from advisor.core.infra.paths import AppPaths
 
 _configured = False
 

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from advisor.core.catalogue import Catalogue, Device
+from advisor.core.catalogue.catalogue import Catalogue, Device
 from advisor.core.hardware.model import (
     BackendInfo,
     CpuInfo,
@@ -25,8 +25,8 @@ from advisor.core.hardware.model import (
     ProbeNote,
     RamInfo,
 )
-from advisor.core.projection import Host
-from advisor.core.units import GB, GiB
+from advisor.core.infra.units import GB, GiB
+from advisor.core.predict.projection import Host
 
 HARDWARE_CACHE_MAX_AGE_S = 24 * 3600
 DEFAULT_RAM_BANDWIDTH_BYTES_PER_S = 50e9  # a dual-channel DDR4/DDR5 desktop, when nothing is known
@@ -349,8 +349,8 @@ def load_cached_report(
 
 
 def save_cached_report(path: Path, report: HardwareReport) -> None:
-    from advisor.core.atomic import atomic_write_text
-    from advisor.core.results import json_safe
+    from advisor.core.infra.atomic import atomic_write_text
+    from advisor.core.runs.results import json_safe
 
     # a cache: failing to write it costs a re-detection next time, nothing more
     with contextlib.suppress(OSError):

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from advisor.core.machine import MachineProfile
-from advisor.core.model_facts import ModelFacts
-from advisor.core.projection import Reference, Target, project, reference_from_run
-from advisor.core.results import RunResult
-from advisor.core.workloads import custom_workload
+from advisor.core.hardware.machine import MachineProfile
+from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.projection import Reference, Target, project, reference_from_run
+from advisor.core.predict.workloads import custom_workload
+from advisor.core.runs.results import RunResult
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.core.model_facts import ModelFacts
-from advisor.core.units import GiB
+from advisor.core.infra.units import GiB
+from advisor.core.model.facts import ModelFacts
 
 # llama.cpp's compute buffers and runtime overhead beyond weights and KV cache
 OVERHEAD_BYTES = 400 * 1024**2

@@ -88,8 +88,8 @@ def format_table(
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from advisor.core.model_facts import facts_from_gguf
-    from advisor.core.units import GiB, fmt_bytes, fmt_params
+    from advisor.core.infra.units import GiB, fmt_bytes, fmt_params
+    from advisor.core.model.facts import facts_from_gguf
 
     facts = facts_from_gguf(args.model)
     if args.json:
@@ -147,10 +147,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_shapes(args: argparse.Namespace) -> int:
-    from advisor.core.model_facts import facts_from_shape
-    from advisor.core.quant import COMMON_QUANTS
-    from advisor.core.shapes import all_shapes, shape_as_dict
-    from advisor.core.units import GB, fmt_bytes
+    from advisor.core.infra.units import GB, fmt_bytes
+    from advisor.core.model.facts import facts_from_shape
+    from advisor.core.model.quant import COMMON_QUANTS
+    from advisor.core.model.shapes import all_shapes, shape_as_dict
 
     shapes = all_shapes()
     if args.json:
@@ -196,7 +196,7 @@ def cmd_shapes(args: argparse.Namespace) -> int:
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
-    from advisor.core.catalogue import load_catalogue
+    from advisor.core.catalogue.catalogue import load_catalogue
 
     catalogue = load_catalogue()
     devices = catalogue.search(args.search) if args.search else list(catalogue)
@@ -257,7 +257,7 @@ def cmd_devices(args: argparse.Namespace) -> int:
 
 def cmd_synth(args: argparse.Namespace) -> int:
     from advisor.bench.synth import SynthError, write_synthetic_gguf
-    from advisor.core.units import fmt_bytes
+    from advisor.core.infra.units import fmt_bytes
 
     def progress(done: int, total: int) -> None:
         if sys.stderr.isatty():
@@ -292,8 +292,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def _parse_target(text: str):
     import re
 
-    from advisor.core.catalogue import load_catalogue
-    from advisor.core.projection import Target
+    from advisor.core.catalogue.catalogue import load_catalogue
+    from advisor.core.predict.projection import Target
 
     m = re.match(r"^\s*(\d+)\s*[x×]\s*(.+)$", text)
     count, name = (int(m.group(1)), m.group(2)) if m else (1, text)
@@ -303,8 +303,8 @@ def _parse_target(text: str):
 
 
 def _model_facts(args: argparse.Namespace):
-    from advisor.core.model_facts import facts_from_gguf, facts_from_shape
-    from advisor.core.shapes import get_shape
+    from advisor.core.model.facts import facts_from_gguf, facts_from_shape
+    from advisor.core.model.shapes import get_shape
 
     if args.model:
         return facts_from_gguf(args.model)
@@ -316,7 +316,7 @@ def _model_facts(args: argparse.Namespace):
 def _workload(args: argparse.Namespace):
     from dataclasses import replace
 
-    from advisor.core.workloads import custom_workload, get_workload
+    from advisor.core.predict.workloads import custom_workload, get_workload
 
     if args.workload and args.workload != "custom":
         w = get_workload(args.workload)
@@ -337,11 +337,11 @@ def _workload(args: argparse.Namespace):
 
 
 def _reference(args: argparse.Namespace, facts):
-    from advisor.core.catalogue import load_catalogue
-    from advisor.core.projection import Reference, reference_from_run
+    from advisor.core.catalogue.catalogue import load_catalogue
+    from advisor.core.predict.projection import Reference, reference_from_run
 
     if args.result:
-        from advisor.core.results import RunResult
+        from advisor.core.runs.results import RunResult
 
         try:
             data = json.loads(Path(args.result).read_text(encoding="utf-8"))
@@ -354,7 +354,7 @@ def _reference(args: argparse.Namespace, facts):
             name = run.hardware.get("device_name") or run.config.device_name
             device = load_catalogue().try_resolve(name or "")
         if device is None:
-            from advisor.core.machine import device_from_summary
+            from advisor.core.hardware.machine import device_from_summary
 
             device = device_from_summary(run.hardware)
         if device is None:
@@ -379,9 +379,9 @@ def _reference(args: argparse.Namespace, facts):
 def _host(args: argparse.Namespace):
     import psutil
 
-    from advisor.core.machine import DEFAULT_RAM_BANDWIDTH_BYTES_PER_S, load_cached_report
-    from advisor.core.paths import app_paths
-    from advisor.core.projection import Host
+    from advisor.core.hardware.machine import DEFAULT_RAM_BANDWIDTH_BYTES_PER_S, load_cached_report
+    from advisor.core.infra.paths import app_paths
+    from advisor.core.predict.projection import Host
 
     report = load_cached_report(app_paths().hardware_cache)
     ram = float(psutil.virtual_memory().total)
@@ -401,9 +401,9 @@ def _host(args: argparse.Namespace):
 
 
 def cmd_project(args: argparse.Namespace) -> int:
-    from advisor.core.catalogue import load_catalogue
-    from advisor.core.projection import Target, project, upgrade_verdict
-    from advisor.core.units import fmt_seconds
+    from advisor.core.catalogue.catalogue import load_catalogue
+    from advisor.core.infra.units import fmt_seconds
+    from advisor.core.predict.projection import Target, project, upgrade_verdict
 
     facts = _model_facts(args)
     workload = _workload(args)
@@ -523,10 +523,10 @@ def _int_list(text: str, what: str) -> tuple[int, ...]:
 
 def _bench_config(args: argparse.Namespace):
     from advisor.bench.runner import parse_synthetic
-    from advisor.core.model_facts import facts_from_gguf
-    from advisor.core.quant import file_type
-    from advisor.core.results import BenchConfig
-    from advisor.core.shapes import get_shape
+    from advisor.core.model.facts import facts_from_gguf
+    from advisor.core.model.quant import file_type
+    from advisor.core.model.shapes import get_shape
+    from advisor.core.runs.results import BenchConfig
 
     if bool(args.model) == bool(args.synthetic):
         raise UserError("Give either a model file or --synthetic SHAPE[:QUANT], not both.")
@@ -565,7 +565,7 @@ def _bench_config(args: argparse.Namespace):
 
 
 def _print_run_table(run) -> None:
-    from advisor.core.units import GB, GiB, fmt_bytes
+    from advisor.core.infra.units import GB, GiB, fmt_bytes
 
     m = run.model
     print(
@@ -617,8 +617,8 @@ def _print_run_table(run) -> None:
 def _bench_facts(config):
     """The facts of the model a benchmark config names (file header or shape)."""
     from advisor.bench.runner import parse_synthetic
-    from advisor.core.model_facts import facts_from_gguf, facts_from_shape
-    from advisor.core.shapes import get_shape
+    from advisor.core.model.facts import facts_from_gguf, facts_from_shape
+    from advisor.core.model.shapes import get_shape
 
     if config.model_path:
         return facts_from_gguf(config.model_path)
@@ -634,11 +634,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     from advisor.bench.controller import BenchJob
     from advisor.bench.machine_service import detect_machine, hardware_summary
-    from advisor.core.history import History, HistoryError
-    from advisor.core.paths import app_paths
-    from advisor.core.projection import Target, project
-    from advisor.core.results import Failure, Progress, RunResult
-    from advisor.core.workloads import custom_workload
+    from advisor.core.infra.paths import app_paths
+    from advisor.core.predict.projection import Target, project
+    from advisor.core.predict.workloads import custom_workload
+    from advisor.core.runs.history import History, HistoryError
+    from advisor.core.runs.results import Failure, Progress, RunResult
 
     config = _bench_config(args)
     paths = app_paths().ensure()
@@ -704,8 +704,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_detect(args: argparse.Namespace) -> int:
     from advisor.bench.machine_service import detect_machine
-    from advisor.core.paths import app_paths
-    from advisor.core.units import GiB, fmt_bandwidth
+    from advisor.core.infra.paths import app_paths
+    from advisor.core.infra.units import GiB, fmt_bandwidth
 
     paths = app_paths().ensure()
     report, profile = detect_machine(paths, probe_bandwidth=not args.no_probe, use_cache=False)
@@ -920,11 +920,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
-    from advisor.core.catalogue import UnknownDeviceError
-    from advisor.core.gguf_file import InvalidModelError
-    from advisor.core.quant import UnknownQuantError
-    from advisor.core.shapes import UnknownShapeError
-    from advisor.core.workloads import UnknownWorkloadError
+    from advisor.core.catalogue.catalogue import UnknownDeviceError
+    from advisor.core.model.gguf_file import InvalidModelError
+    from advisor.core.model.quant import UnknownQuantError
+    from advisor.core.model.shapes import UnknownShapeError
+    from advisor.core.predict.workloads import UnknownWorkloadError
 
     return (
         UserError,
@@ -975,8 +975,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug of ours: one line for the user, the traceback in the log
         import logging
 
-        from advisor.core.logs import setup_logging
-        from advisor.core.paths import app_paths
+        from advisor.core.infra.logs import setup_logging
+        from advisor.core.infra.paths import app_paths
 
         paths = app_paths()
         setup_logging(paths, component="cli")
@@ -991,7 +991,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def gui_main(model: str | None = None) -> int:
     """Open the desktop app."""
-    from advisor.core.paths import app_paths
+    from advisor.core.infra.paths import app_paths
     from advisor.startup import route_output_to_log
 
     route_output_to_log(app_paths().log_file)

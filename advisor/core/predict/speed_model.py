@@ -35,9 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.core.catalogue import Catalogue, Device, load_catalogue
-from advisor.core.model_facts import facts_from_shape
-from advisor.core.shapes import get_shape
+from advisor.core.catalogue.catalogue import Catalogue, Device, load_catalogue
+from advisor.core.model.facts import facts_from_shape
+from advisor.core.model.shapes import get_shape
 
 BAND_QUANTILES = (0.05, 0.95)
 MIN_BAND_SAMPLES = 8
@@ -93,7 +93,7 @@ class Observation:
 
 
 def _calibration_path() -> Path:
-    return Path(str(resources.files("advisor.core").joinpath("data/llamacpp_calibration.csv")))
+    return Path(str(resources.files("advisor.resources").joinpath("data/llamacpp_calibration.csv")))
 
 
 def _digits(text: str, default: int) -> int:

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from advisor.core.model_facts import ModelFacts
+from advisor.core.model.facts import ModelFacts
 
 RESULT_SCHEMA_VERSION = 1
 

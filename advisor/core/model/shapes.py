@@ -33,7 +33,7 @@ class UnknownShapeError(ValueError):
 
 @dataclass(frozen=True)
 class ModelShape:
-    """The hyper-parameters of one published model (see advisor/core/data/model_shapes.json)."""
+    """The hyper-parameters of one published model (see resources/data/model_shapes.json)."""
 
     id: str
     display_name: str
@@ -92,7 +92,9 @@ class ModelShape:
 
 @cache
 def _shape_table() -> dict[str, ModelShape]:
-    text = resources.files("advisor.core").joinpath("data/model_shapes.json").read_text("utf-8")
+    text = (
+        resources.files("advisor.resources").joinpath("data/model_shapes.json").read_text("utf-8")
+    )
     data = json.loads(text)
     known = {f.name for f in fields(ModelShape)}
     table: dict[str, ModelShape] = {}

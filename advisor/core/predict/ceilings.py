@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.core.model_facts import KV_CACHE_BYTES_PER_ELEMENT
+from advisor.core.model.facts import KV_CACHE_BYTES_PER_ELEMENT
 
 
 def kv_bytes_per_token(

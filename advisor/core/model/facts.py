@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from advisor.core import quant
-from advisor.core.gguf_file import (
+from advisor.core.model import quant
+from advisor.core.model.gguf_file import (
     SPLIT_NAME,
     ArraySummary,
     GgufHeader,
@@ -27,7 +27,7 @@ from advisor.core.gguf_file import (
     read_gguf_header,
     tensor_nbytes,
 )
-from advisor.core.shapes import ModelShape, tensor_layout
+from advisor.core.model.shapes import ModelShape, tensor_layout
 
 # bytes per element of the KV cache for llama.cpp's cache types (-ctk/-ctv)
 KV_CACHE_BYTES_PER_ELEMENT: dict[str, float] = {

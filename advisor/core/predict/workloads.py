@@ -11,8 +11,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import asdict, dataclass, replace
 
-from advisor.core import ceilings
-from advisor.core.model_facts import ModelFacts
+from advisor.core.model.facts import ModelFacts
+from advisor.core.predict import ceilings
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,13 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from advisor.core.calibration import SpeedModel, default_model
-from advisor.core.catalogue import Device
-from advisor.core.model_facts import ModelFacts
-from advisor.core.preflight import memory_need
-from advisor.core.results import RunResult
-from advisor.core.units import GB, GiB
-from advisor.core.workloads import PRESETS, Workload, custom_workload
+from advisor.core.catalogue.catalogue import Device
+from advisor.core.infra.units import GB, GiB
+from advisor.core.model.facts import ModelFacts
+from advisor.core.model.memory import memory_need
+from advisor.core.predict.speed_model import SpeedModel, default_model
+from advisor.core.predict.workloads import PRESETS, Workload, custom_workload
+from advisor.core.runs.results import RunResult
 
 DEDICATED_RESERVE_BYTES = 1.0 * GiB  # driver, CUDA/Vulkan context, compute buffers
 UNIFIED_OS_RESERVE_BYTES = 4.0 * GiB

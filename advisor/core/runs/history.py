@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from advisor.core.atomic import atomic_write_text
-from advisor.core.results import RunResult, json_safe
+from advisor.core.infra.atomic import atomic_write_text
+from advisor.core.runs.results import RunResult, json_safe
 
 
 class HistoryError(OSError):

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from advisor.core.atomic import atomic_write_text
+from advisor.core.infra.atomic import atomic_write_text
 
 SETTINGS_VERSION = 2
 MAX_RECENT = 8
