@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - the tool is for developers
     sys.exit("check.py needs the 'jsonschema' package (pip install jsonschema)")
 
 DB_DIR = Path(__file__).resolve().parent.parent
-DEVICE_FILES = ["nvidia.json", "amd.json", "intel.json", "apple.json", "cpu.json"]
+DEVICE_FILES = ["nvidia.json", "amd.json", "intel.json", "apple.json", "cpu.json", "qualcomm.json"]
 
 # Calibration CSV device string -> catalogue id. Rows whose device string is listed here
 # must match that record's bandwidth; any device string not listed is an error, so a new
