@@ -1,4 +1,4 @@
-from advisor.cli import main
+from advisor.entry import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

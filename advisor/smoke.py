@@ -21,7 +21,8 @@ def run_smoke_test() -> int:
     from advisor.bench.controller import BenchJob
     from advisor.bench.synth import write_synthetic_gguf
     from advisor.core.infra.paths import app_paths
-    from advisor.core.runs.results import BenchConfig, RunResult
+    from advisor.core.runs.config import BenchConfig
+    from advisor.core.runs.results import RunResult
 
     print(f"advisor {__version__} smoke test (frozen: {bool(getattr(sys, 'frozen', False))})")
     from advisor.gui.app import build_window
@@ -47,7 +48,7 @@ def run_smoke_test() -> int:
     for t in final.tests:
         print(f"{t.name}: {t.tokens_per_s:,.1f} tokens/s")
     print(
-        f"backend {','.join(final.llama.get('backends') or [])}; "
+        f"backend {','.join(final.llama.backends)}; "
         f"smoke test passed in {time.perf_counter() - started:.1f} s"
     )
     return 0

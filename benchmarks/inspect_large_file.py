@@ -28,7 +28,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     from advisor.bench.synth import write_synthetic_gguf
-    from advisor.core.model.facts import facts_from_gguf
+    from advisor.core.model.gguf_facts import facts_from_gguf
 
     folder = Path(tempfile.mkdtemp(prefix="advisor-inspect-"))
     try:

@@ -28,7 +28,8 @@ sys.path.insert(0, str(REPO))
 from advisor.bench.controller import BenchJob  # noqa: E402
 from advisor.bench.synth import synthetic_file_name, write_synthetic_gguf  # noqa: E402
 from advisor.core.hardware.cpu_threads import performance_core_count  # noqa: E402
-from advisor.core.runs.results import BenchConfig, RunResult  # noqa: E402
+from advisor.core.runs.config import BenchConfig  # noqa: E402
+from advisor.core.runs.results import RunResult  # noqa: E402
 
 MODELS = [
     # (shape, quant, layers): one of at least 500 MB and a small one

@@ -38,6 +38,15 @@ json.dump({
     "requires_cpu": requires,
 }, open("build/build_info.json", "w"), indent=2)
 PY
+# the package as pip installs it: the catalogue and the resources live inside it
+stage="$work/stage"
+rm -rf "$stage" && mkdir -p "$stage"
+cp -r advisor "$stage/advisor"
+cp -r device_db "$stage/advisor/device_db"
+cp -r resources "$stage/advisor/resources"
+rm -rf "$stage/advisor/device_db/tools"
+find "$stage" -name __pycache__ -prune -exec rm -rf {} +
+export ADVISOR_STAGE="$stage"
 "$py" -m PyInstaller packaging/advisor.spec --noconfirm --distpath "$dist" --workpath "$work" \
   --log-level WARN
 echo "built $dist/advisor"

@@ -2,7 +2,7 @@
 
 import sys
 
-from advisor.cli import main
+from advisor.entry import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,18 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "gui" / "data"
+
+
+def advisor_cli(*args: str, home: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run `python -m advisor ARGS` as a user would, with its own app folder."""
+    env = {**os.environ, "ADVISOR_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -52,7 +66,7 @@ def tiny_model(make_synth) -> Path:
 
 @pytest.fixture(scope="session")
 def recorded_report():
-    from advisor.core.hardware.machine import report_from_json
+    from advisor.core.hardware.report_cache import report_from_json
 
     return report_from_json(json.loads((DATA / "hardware-linux-xeon-2core.json").read_text()))
 
@@ -67,8 +81,8 @@ def tiny_run():
 
 @pytest.fixture
 def recorded_detect(recorded_report):
-    """Stands in for bench.machine_service.detect_machine (which probes for seconds)."""
-    from advisor.core.hardware.machine import build_profile
+    """Stands in for usecases.machine.detect_machine (which probes for seconds)."""
+    from advisor.core.hardware.profile import build_profile
 
     calls = []
 

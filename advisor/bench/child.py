@@ -16,8 +16,10 @@ import threading
 import traceback
 from typing import IO, Any
 
+from advisor.core.infra.errors import os_reason
 from advisor.core.infra.paths import app_paths
-from advisor.core.runs.results import BenchConfig, Failure, event_to_json
+from advisor.core.infra.serde import to_json
+from advisor.core.runs.events import BenchRequest, Failure, event_to_json
 
 PARENT_GONE_EXIT_S = 2.0
 
@@ -82,24 +84,27 @@ def run_main() -> int:
     _die_with_parent()
     out = Emitter(_event_stream())
     try:
-        request = json.loads(sys.stdin.readline() or "{}")
-        config = BenchConfig.from_json(request.get("config") or {})
-    except (ValueError, TypeError) as exc:
+        request = BenchRequest.from_json(json.loads(sys.stdin.readline() or "{}"))
+    except ValueError as exc:
         out.emit(Failure("The benchmark process received a malformed request.", repr(exc)))
         return 2
     cancel = threading.Event()
     threading.Thread(target=_watch_stdin, args=(cancel,), daemon=True, name="stdin-watch").start()
-    paths = app_paths(request.get("home")).ensure()
+    try:
+        paths = app_paths(request.home).ensure()
+    except OSError as exc:
+        out.emit(Failure(f"The app's folders cannot be used ({os_reason(exc)}).", repr(exc)))
+        return 1
 
     from advisor.bench.runner import run_benchmark
 
     try:
         for event in run_benchmark(
-            config,
+            request.config,
             paths=paths,
             cancel=cancel,
             side_channel=out.emit,
-            hardware=request.get("hardware"),
+            hardware=request.hardware,
         ):
             out.emit(event)
     except Exception as exc:  # a bug of ours: still exactly one error event
@@ -119,10 +124,10 @@ def backend_main() -> int:
     try:
         from advisor.bench.llama_lib import backend_info
 
-        info = backend_info()
+        info = to_json(backend_info())
     except Exception as exc:
         info = {"available": False, "error": f"{exc.__class__.__name__}: {exc}"}
-    out.write(json.dumps(info, default=list) + "\n")
+    out.write(json.dumps(info) + "\n")
     out.flush()
     return 0
 

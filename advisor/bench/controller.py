@@ -20,7 +20,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from advisor.core.runs.results import BenchConfig, Failure, Progress, RunResult, event_from_json
+from advisor.core.runs.config import BenchConfig
+from advisor.core.runs.events import BenchRequest, Failure, Progress, event_from_json
+from advisor.core.runs.results import RunHardware, RunResult
 
 CANCEL_GRACE_S = 2.0
 DEFAULT_WATCHDOG_S = 300.0
@@ -66,13 +68,13 @@ class BenchJob:
         self,
         config: BenchConfig,
         *,
-        hardware: dict[str, Any] | None = None,
+        hardware: RunHardware | None = None,
         home: str | None = None,
         watchdog_s: float = DEFAULT_WATCHDOG_S,
         command: list[str] | None = None,
     ):
         self.config = config
-        self.hardware = hardware or {}
+        self.hardware = hardware or RunHardware()
         self.home = home if home is not None else os.environ.get("ADVISOR_HOME")
         self.watchdog_s = watchdog_s
         self.command = command or child_command("run")
@@ -80,8 +82,6 @@ class BenchJob:
         self._events: queue.Queue[Any] = queue.Queue()
         self._stderr: collections.deque[str] = collections.deque(maxlen=60)
         self._cancel_requested = threading.Event()
-        self._lock = threading.Lock()
-        self._finished = False
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -97,10 +97,10 @@ class BenchJob:
             bufsize=1,
             **_popen_kwargs(),
         )
-        request = {"config": self.config.to_json(), "hardware": self.hardware, "home": self.home}
+        request = BenchRequest(self.config, self.hardware, self.home)
         try:
             assert self.proc.stdin is not None
-            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.write(json.dumps(request.to_json()) + "\n")
             self.proc.stdin.flush()
         except OSError:
             pass  # the child died at once; events() reports it

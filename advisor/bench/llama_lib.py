@@ -17,6 +17,8 @@ from typing import Any
 import llama_cpp
 from llama_cpp import llama_cpp as C
 
+from advisor.core.hardware.model import BackendInfo, LlamaDevice
+
 GGML_MAX_N_THREADS = 512
 KV_CACHE_TYPES = {
     "f32": 0,
@@ -108,11 +110,11 @@ _BACKEND_NAMES = {
 }
 
 
-def backend_info() -> dict[str, Any]:
+def backend_info() -> BackendInfo:
     """Backends and devices as llama.cpp itself reports them (registries and devices)."""
     init_backend()
     backends: list[str] = []
-    devices: list[dict[str, Any]] = []
+    devices: list[LlamaDevice] = []
     ggml = _load("ggml")
     if ggml is not None:
         ggml.ggml_backend_reg_count.restype = ctypes.c_size_t
@@ -143,29 +145,46 @@ def backend_info() -> dict[str, Any]:
             free, total = ctypes.c_size_t(0), ctypes.c_size_t(0)
             ggml.ggml_backend_dev_memory(dev, ctypes.byref(free), ctypes.byref(total))
             devices.append(
-                {
-                    "name": (ggml.ggml_backend_dev_name(dev) or b"").decode(errors="replace"),
-                    "description": (ggml.ggml_backend_dev_description(dev) or b"").decode(
+                LlamaDevice(
+                    name=(ggml.ggml_backend_dev_name(dev) or b"").decode(errors="replace"),
+                    description=(ggml.ggml_backend_dev_description(dev) or b"").decode(
                         errors="replace"
                     ),
-                    "type": DEVICE_TYPES.get(ggml.ggml_backend_dev_type(dev), "unknown"),
-                    "memory_free_bytes": int(free.value),
-                    "memory_total_bytes": int(total.value),
-                }
+                    type=DEVICE_TYPES.get(ggml.ggml_backend_dev_type(dev), "unknown"),
+                    memory_free_bytes=int(free.value),
+                    memory_total_bytes=int(total.value),
+                )
             )
     system_info = C.llama_print_system_info().decode(errors="replace").strip()
     if not backends:  # very old builds: read the system-info line instead
         backends = ["CPU"] + [
             b for b in ("Metal", "CUDA", "Vulkan", "ROCm") if b.upper() in system_info.upper()
         ]
-    return {
-        "available": True,
-        "backends": tuple(dict.fromkeys(backends)),
-        "gpu_offload": bool(C.llama_supports_gpu_offload()),
-        "devices": tuple(devices),
-        "system_info": system_info,
-        "llama_cpp_python_version": llama_cpp.__version__,
-    }
+    return BackendInfo(
+        available=True,
+        backends=tuple(dict.fromkeys(backends)),
+        gpu_offload=bool(C.llama_supports_gpu_offload()),
+        devices=tuple(devices),
+        system_info=system_info,
+        llama_cpp_python_version=llama_cpp.__version__,
+        llama_cpp_commit=vendored_llama_cpp_commit(),
+    )
+
+
+def vendored_llama_cpp_commit() -> str | None:
+    """The llama.cpp commit the bundled libraries were built from, as ggml reports it
+    (ggml_commit(), e.g. '0c1e570'; '-dirty' marks llama-cpp-python's build patches), with
+    ggml's version; None for a build too old to say."""
+    lib = _load("ggml-base") or _load("ggml")
+    if lib is None or not hasattr(lib, "ggml_commit"):
+        return None
+    lib.ggml_commit.restype = ctypes.c_char_p
+    commit = (lib.ggml_commit() or b"").decode(errors="replace")
+    if hasattr(lib, "ggml_version"):
+        lib.ggml_version.restype = ctypes.c_char_p
+        version = (lib.ggml_version() or b"").decode(errors="replace")
+        return f"{commit} (ggml {version})" if version else commit or None
+    return commit or None
 
 
 # -------------------------------------------------------------------------------------------

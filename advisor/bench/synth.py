@@ -11,7 +11,10 @@ Weights are streamed from a pool of pre-generated blocks, so writing runs at dis
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +22,7 @@ from pathlib import Path
 import gguf
 import numpy as np
 
+from advisor.core.infra.errors import InputError, RunError, os_reason
 from advisor.core.model import quant
 from advisor.core.model.facts import typed_layout
 from advisor.core.model.shapes import ModelShape, get_shape
@@ -26,6 +30,9 @@ from advisor.core.model.shapes import ModelShape, get_shape
 T = gguf.GGMLQuantizationType
 SYNTH_FORMAT_VERSION = 1
 POOL_BYTES = 4 * 1024 * 1024
+PARTIAL_SUFFIX = ".partial"
+MAX_LAYERS = 512  # more than any published model (Llama 3.1 405B has 126)
+SPACE_MARGIN_BYTES = 64 * 1024 * 1024
 CHUNK_BYTES = 8 * 1024 * 1024
 
 # Position and size of the scale fields inside one block of each type (little endian), and a
@@ -48,7 +55,7 @@ _SCALES: dict[T, list[tuple[int, str, float]]] = {
 }
 
 
-class SynthError(RuntimeError):
+class SynthError(RunError):
     """The synthetic model could not be written (disk full, unwritable folder ...)."""
 
 
@@ -159,86 +166,153 @@ def write_synthetic_gguf(
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
     sparse: bool = False,
+    overwrite: bool = True,
 ) -> SynthResult:
     """Write a random-weight GGUF of `shape` at `quant_label` to `path` (atomically).
 
-    `sparse=True` leaves the weights as holes in a sparse file (all zeros when read): a
-    full-size model on any disk in no time, for checks that never run it (e.g. memory
-    preflight of a 70B model).
+    The file is written under a name of its own (so two processes writing the same model both
+    succeed) and renamed into place; on any error or interruption the partial file is removed.
+    `overwrite=False` refuses an existing file. `sparse=True` leaves the weights as holes in a
+    sparse file (all zeros when read): a full-size model on any disk in no time, for checks
+    that never run it (e.g. memory preflight of a 70B model).
     """
     if isinstance(shape, str):
         shape = get_shape(shape)
     if n_layers is not None:
-        if n_layers < 1:
-            raise SynthError("a model needs at least one layer (--layers 1 or more)")
+        if not 1 <= n_layers <= MAX_LAYERS:
+            raise InputError(
+                f"--layers takes a whole number from 1 to {MAX_LAYERS}, not {n_layers}."
+            )
         shape = shape.with_layers(n_layers)
     ftype = quant.file_type(quant_label)
     layout = typed_layout(shape, ftype.label)
-    rng = np.random.default_rng(seed)
+    sizes = [
+        quant.bytes_per_block(t) * int(np.prod(dims)) // quant.block_size(t)
+        for _, dims, t in layout
+    ]
     out = Path(path)
-    tmp = out.with_name(out.name + ".partial")
-    out.parent.mkdir(parents=True, exist_ok=True)
-
+    _check_target(out, overwrite)
+    _check_space(out.parent, 0 if sparse else sum(sizes))
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}{PARTIAL_SUFFIX}")
     writer = gguf.GGUFWriter(str(tmp), shape.architecture, use_temp_file=False)
     try:
         _add_metadata(writer, shape, ftype)
-        sizes = []
-        for name, dims, ggml_type in layout:
-            nbytes = (
-                quant.bytes_per_block(ggml_type) * int(np.prod(dims)) // quant.block_size(ggml_type)
-            )
-            sizes.append(nbytes)
+        for (name, dims, ggml_type), nbytes in zip(layout, sizes, strict=True):
             # the writer takes numpy (reversed) dims; the dtype only matters when it is uint8
             writer.add_tensor_info(
                 name, tuple(reversed(dims)), np.dtype(np.float32), nbytes, raw_dtype=T(ggml_type)
             )
-        total = sum(sizes)
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
         writer.write_ti_data_to_file()
-        fout = writer.fout[0]
-        alignment = writer.data_alignment
-        pools: dict[int, bytes] = {}
-        written = 0
-        for (name, dims, ggml_type), nbytes in zip(layout, sizes, strict=True):
-            pad = -fout.tell() % alignment
-            if pad:
-                fout.write(b"\0" * pad)
-            if sparse:
-                fout.seek(nbytes, os.SEEK_CUR)
-            elif ggml_type == T.F32:
-                data = _small_tensor(name, dims, rng).tobytes()
-                fout.write(data)
-            else:
-                if ggml_type not in pools:
-                    pools[ggml_type] = _block_pool(T(ggml_type), rng)
-                pool = memoryview(pools[ggml_type])
-                type_size = quant.bytes_per_block(ggml_type)
-                start = int(rng.integers(0, len(pool) // type_size)) * type_size
-                remaining = nbytes
-                while remaining:
-                    chunk = pool[start : start + min(remaining, len(pool) - start)]
-                    fout.write(chunk)
-                    remaining -= len(chunk)
-                    start = 0
-            written += nbytes
-            if progress:
-                progress(written, total)
-        pad = -fout.tell() % alignment
-        if pad:
-            fout.write(b"\0" * pad)
-        fout.truncate()
+        _write_tensors(writer, layout, sizes, np.random.default_rng(seed), sparse, progress)
         writer.close()
         os.replace(tmp, out)
     except OSError as exc:
         writer.close()
         tmp.unlink(missing_ok=True)
-        raise SynthError(f"could not write {out.name}: {exc.strerror or exc}") from exc
+        raise SynthError(f"{out.name} could not be written ({os_reason(exc)}).") from exc
     except BaseException:
         writer.close()
         tmp.unlink(missing_ok=True)
         raise
     return SynthResult(out, out.stat().st_size, shape.id, ftype.label, shape.n_layers)
+
+
+def _tensor_bytes(dims: tuple[int, ...], ggml_type: int) -> int:
+    return quant.bytes_per_block(ggml_type) * int(np.prod(dims)) // quant.block_size(ggml_type)
+
+
+def _check_target(out: Path, overwrite: bool) -> None:
+    """Refuse a folder, and an existing file unless asked to replace it."""
+    if out.is_dir():
+        raise InputError(f"{out.name} is a folder; give the name of the .gguf file to write.")
+    if out.exists() and not overwrite:
+        raise InputError(
+            f"{out.name} already exists; choose another name, or add --force to replace it."
+        )
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SynthError(f"The folder for {out.name} cannot be made ({os_reason(exc)}).") from exc
+
+
+def _check_space(folder: Path, needed: int) -> None:
+    """Refuse, before writing anything, a model the disk cannot hold."""
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return  # unknown: the write itself will say
+    if needed + SPACE_MARGIN_BYTES > free:
+        raise SynthError(
+            f"The model needs {needed / 1e9:,.2f} GB but only {free / 1e9:,.2f} GB are free "
+            f"on the disk of {folder}; free some space or choose fewer layers."
+        )
+
+
+def _write_tensors(
+    writer: gguf.GGUFWriter,
+    layout: list[tuple[str, tuple[int, ...], int]],
+    sizes: list[int],
+    rng: np.random.Generator,
+    sparse: bool,
+    progress: Callable[[int, int], None] | None,
+) -> None:
+    """The tensor data: valid random blocks from a pool (or holes when sparse), aligned."""
+    fout = writer.fout[0]
+    alignment = writer.data_alignment
+    pools: dict[int, bytes] = {}
+    total, written = sum(sizes), 0
+    for (name, dims, ggml_type), nbytes in zip(layout, sizes, strict=True):
+        pad = -fout.tell() % alignment
+        if pad:
+            fout.write(b"\0" * pad)
+        if sparse:
+            fout.seek(nbytes, os.SEEK_CUR)
+        elif ggml_type == T.F32:
+            fout.write(_small_tensor(name, dims, rng).tobytes())
+        else:
+            if ggml_type not in pools:
+                pools[ggml_type] = _block_pool(T(ggml_type), rng)
+            pool = memoryview(pools[ggml_type])
+            type_size = quant.bytes_per_block(ggml_type)
+            start = int(rng.integers(0, len(pool) // type_size)) * type_size
+            remaining = nbytes
+            while remaining:
+                chunk = pool[start : start + min(remaining, len(pool) - start)]
+                fout.write(chunk)
+                remaining -= len(chunk)
+                start = 0
+        written += nbytes
+        if progress:
+            progress(written, total)
+    pad = -fout.tell() % alignment
+    if pad:
+        fout.write(b"\0" * pad)
+    fout.truncate()
+
+
+def remove_stale_partials(folder: Path) -> int:
+    """Remove partial files left by writers that are gone (killed mid-write); how many."""
+    removed = 0
+    for tmp in folder.glob(f".*{PARTIAL_SUFFIX}"):
+        parts = tmp.name.split(".")
+        pid = int(parts[-3]) if len(parts) >= 4 and parts[-3].isdigit() else None
+        if pid is not None and pid != os.getpid() and _alive(pid):
+            continue
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        import psutil
+
+        return bool(psutil.pid_exists(pid))
+    except Exception:  # unknown: leave the file alone
+        return True
 
 
 def synthetic_file_name(shape_id: str, quant_label: str, n_layers: int | None = None) -> str:

@@ -13,7 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.bench.controller import BenchJob
-from advisor.core.runs.results import BenchConfig, Failure, Progress, RunResult
+from advisor.core.runs.config import BenchConfig
+from advisor.core.runs.events import Failure, Progress
+from advisor.core.runs.results import RunResult
 from advisor.gui.qt import QtCore
 
 PROGRESS_MIN_INTERVAL_S = 0.1

@@ -2,61 +2,42 @@
 
 Each slot in a panel turns a user action into one call here. Everything that touches the disk,
 a subprocess or a long computation runs off the GUI thread (tasks.run_task) and comes back as
-exactly one result or one error; errors go to the reporter as one plain sentence.
+exactly one result or one error; errors go to the reporter as one plain sentence. The answers
+themselves come from advisor.usecases, the same functions the command line calls.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from advisor.bench.machine_service import detect_machine, hardware_summary
 from advisor.core.catalogue.catalogue import Catalogue
-from advisor.core.hardware.machine import device_from_summary
+from advisor.core.infra.errors import AdvisorError
 from advisor.core.infra.paths import AppPaths
 from advisor.core.infra.settings import SettingsStore
-from advisor.core.model.facts import facts_from_gguf, facts_from_shape
-from advisor.core.model.gguf_file import InvalidModelError
+from advisor.core.model.facts import facts_from_shape
+from advisor.core.model.gguf_facts import facts_from_gguf
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.projection import (
-    Projection,
-    Reference,
-    Target,
-    Verdict,
-    project,
-    reference_from_run,
-    upgrade_verdict,
-)
-from advisor.core.predict.workloads import Workload, custom_workload
+from advisor.core.predict.projection import Target
+from advisor.core.predict.reference import Reference, reference_for_run
+from advisor.core.predict.verdict import Verdict
+from advisor.core.predict.workloads import Workload
+from advisor.core.runs.config import BenchConfig, parse_synthetic
 from advisor.core.runs.export import export_runs
 from advisor.core.runs.history import History
-from advisor.core.runs.results import BenchConfig, RunResult
+from advisor.core.runs.results import RunResult, run_hardware
 from advisor.gui.bench_controller import BenchController
 from advisor.gui.errors import ErrorReporter
 from advisor.gui.state import AppState, ModelChoice
 from advisor.gui.tasks import run_task
+from advisor.usecases.bench_config import BenchChoices, bench_config
+from advisor.usecases.charts import RunCurves, run_curves
+from advisor.usecases.compare import ProjectionTable, projection_table, verdict
+from advisor.usecases.machine import detect_machine
 
 log = logging.getLogger(__name__)
-
-PRESETS: dict[str, dict[str, Any]] = {
-    "quick": {"n_prompt": (512,), "n_gen": (128,), "depths": (0,), "batches": (1,)},
-    "thorough": {
-        "n_prompt": (512,),
-        "n_gen": (128,),
-        "depths": (0, 4096, 16384, 32768),
-        "batches": (1, 4, 16),
-    },
-}
-
-
-@dataclass(frozen=True)
-class ProjectionTable:
-    projections: list[Projection]
-    this_machine_id: str | None
-    classes: dict[str, str]
 
 
 class AppServices:
@@ -166,7 +147,7 @@ class AppServices:
                 on_done(True)
 
         def failed(exc, details):
-            if isinstance(exc, InvalidModelError):
+            if isinstance(exc, AdvisorError):
                 self.errors.report(str(exc))
             else:
                 self.errors.report(f"{Path(path).name} could not be read ({exc}).", details)
@@ -184,49 +165,23 @@ class AppServices:
     # --- benchmark ---------------------------------------------------------------------
 
     def bench_config(self, preset: str, **overrides: Any) -> BenchConfig:
-        """The config for the chosen model, preset and settings, with this machine's facts."""
+        """The config for the chosen model, preset and settings, with this machine's facts
+        (the same use case as `advisor bench`; a value out of range raises InputError)."""
         choice = self.state.model
         if choice is None:
-            raise ValueError("Choose a model first: open a GGUF file or pick a built-in shape.")
-        values: dict[str, Any] = dict(PRESETS.get(preset, PRESETS["quick"]))
-        if choice.facts.context_length:
-            # depths the model's trained context allows
-            limit = choice.facts.context_length - 512
-            values["depths"] = tuple(d for d in values["depths"] if d <= limit) or (0,)
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        profile = self.state.profile
-        peak = profile.compute_peak(choice.facts.is_quantized)[0] if profile else None
-        expected_pp = expected_tg = None
-        if profile is not None:
-            # what this machine should do, so the progress bar can say how long from the start
-            guess = project(
-                choice.facts,
-                Target(profile.device, backend=profile.backend),
-                custom_workload(512, 128),
-                host=profile.host,
-                reference=self._reference(),
-            )
-            expected_pp, expected_tg = guess.prefill_tps, guess.decode_tps
-        return BenchConfig(
-            expected_prefill_tps=expected_pp,
-            expected_decode_tps=expected_tg,
+            raise AdvisorError("Choose a model first: open a GGUF file or pick a built-in shape.")
+        choices = BenchChoices(
             model_path=choice.path,
             synthetic=None if choice.path else f"{choice.shape_id}:{choice.quant}",
-            device_name=profile.name if profile else None,
-            bandwidth_spec_bytes_per_s=profile.spec_bandwidth_bytes_per_s if profile else None,
-            bandwidth_measured_bytes_per_s=(
-                profile.measured_bandwidth_bytes_per_s if profile else None
-            ),
-            peak_flops_per_s=peak,
-            **values,
+            preset=preset,
+            **{k: v for k, v in overrides.items() if v is not None},
         )
+        config, _ = bench_config(choices, profile=self.state.profile, reference=self._reference())
+        return config
 
     def start_benchmark(self, config: BenchConfig) -> None:
-        hardware = (
-            hardware_summary(self.state.report, self.state.profile)
-            if self.state.report and self.state.profile
-            else {}
-        )
+        report, profile = self.state.report, self.state.profile
+        hardware = run_hardware(report, profile) if report and profile else None
         self.bench.start(config, hardware)
 
     def save_run(self, run: RunResult) -> None:
@@ -241,20 +196,13 @@ class AppServices:
 
     def open_run(self, run: RunResult) -> None:
         """Show a saved run: its model becomes the current model, its results the current run."""
-        from advisor.core.model.facts import ModelFacts
-
         cfg = run.config
-        try:
-            facts = ModelFacts.from_json(run.model)
-        except (TypeError, ValueError):
-            facts = None
-        if facts is not None:
-            if cfg.synthetic:
-                shape, _, quant = cfg.synthetic.partition(":")
-                choice = ModelChoice(facts, shape_id=shape, quant=quant or "q4_0")
-            else:
-                choice = ModelChoice(facts, path=cfg.model_path)
-            self.state.set_model(choice)
+        if cfg.synthetic:
+            shape, quant = parse_synthetic(cfg.synthetic)
+            choice = ModelChoice(run.model, shape_id=shape, quant=quant)
+        else:
+            choice = ModelChoice(run.model, path=cfg.model_path)
+        self.state.set_model(choice)
         self.state.set_run(run)
 
     # --- history -----------------------------------------------------------------------
@@ -300,51 +248,26 @@ class AppServices:
 
     def _reference(self) -> Reference | None:
         """The shown run as the projections' reference, on the device it was measured on
-        (a run from History may come from another machine, or from before the user chose
-        their device by hand)."""
-        run, profile = self.state.run, self.state.profile
-        if run is None or profile is None:
-            return None
-        hw = run.hardware or {}
-        here = (
-            not hw
-            or hw.get("device_name") == profile.name
-            or (hw.get("device_id") is not None and hw.get("device_id") == profile.catalogue_id)
-        )
-        if here:
-            return reference_from_run(run, profile.device, profile.backend)
-        device = self.catalogue.by_id(hw["device_id"]) if hw.get("device_id") else None
-        device = device or device_from_summary(hw)
-        if device is None:
-            return None
-        return reference_from_run(
-            run, device, str(hw.get("backend") or device.usual_backend).lower()
-        )
+        (a run from History may come from another machine): the one answer the command line
+        gives for the same run."""
+        run = self.state.run
+        return reference_for_run(run, self.catalogue) if run is not None else None
 
     def projections(self, workload: Workload, on_done: Callable[[ProjectionTable], None]) -> None:
         choice, profile = self.state.model, self.state.profile
         if choice is None or profile is None:
             return
-        facts, reference, host = choice.facts, self._reference(), profile.host
-        devices = list(self.catalogue)
+        facts, reference = choice.facts, self._reference()
 
         def work() -> ProjectionTable:
-            rows = [
-                project(
-                    facts,
-                    Target(profile.device, backend=profile.backend),
-                    workload,
-                    host=host,
-                    reference=reference,
-                )
-            ]
-            rows[0] = replace(rows[0], device=profile.name)
-            for d in devices:
-                if d.id != profile.device.id:
-                    rows.append(project(facts, Target(d), workload, host=host, reference=reference))
-            classes = {d.id: d.class_label for d in devices}
-            classes[profile.device.id] = "this machine"
-            return ProjectionTable(rows, profile.device.id, classes)
+            return projection_table(
+                facts,
+                workload,
+                catalogue=self.catalogue,
+                host=profile.host,
+                reference=reference,
+                this_machine=profile,
+            )
 
         run_task(
             work,
@@ -360,15 +283,23 @@ class AppServices:
         if choice is None or profile is None or target is None:
             return
         reference = self._reference()
+        source = Target(profile.device, backend=profile.backend)
 
         def work() -> Verdict:
-            return upgrade_verdict(
-                choice.facts,
-                Target(profile.device, backend=profile.backend),
-                Target(target),
-                host=profile.host,
+            return verdict(
+                choice.facts, source, Target(target), workload, host=profile.host,
                 reference=reference,
-                focus=workload.id if workload.id != "custom" else "chat",
-            )
+            )  # fmt: skip
 
         run_task(work, on_done, lambda e, d: self.errors.report(str(e), d))
+
+    def curves(self, run: RunResult, on_done: Callable[[RunCurves | None], None]) -> None:
+        """The Charts page's curves for a run, on the device it was measured on."""
+        profile = self.state.profile
+        if profile is None:
+            return
+        run_task(
+            lambda: run_curves(run, self.catalogue, profile.host),
+            on_done,
+            lambda e, d: self.errors.report(f"The charts could not be computed ({e}).", d),
+        )

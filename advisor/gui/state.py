@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.core.hardware.machine import MachineProfile
 from advisor.core.hardware.model import HardwareReport
+from advisor.core.hardware.profile import MachineProfile
 from advisor.core.model.facts import ModelFacts
 from advisor.core.runs.results import RunResult
 from advisor.gui.qt import QtCore

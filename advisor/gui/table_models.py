@@ -293,11 +293,11 @@ class RunsTableModel(_Table):
         if col == self.DATE:
             return time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created_at))
         if col == self.MODEL:
-            return str(run.model.get("name") or "")
+            return run.model.name
         if col == self.QUANT:
-            return str(run.model.get("file_type") or "")
+            return run.model.file_type
         if col == self.DEVICE:
-            return str(run.hardware.get("device_name") or run.config.device_name or "")
+            return run.device_name
         if col == self.PP:
             t = _first(run, "prefill")
             return f"{t.tokens_per_s:,.0f}" if t else "—"

@@ -8,14 +8,15 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import psutil
 import pytest
 
 from advisor.bench.controller import BenchJob
-from advisor.core.runs.results import BenchConfig, Failure, Progress, RunResult
+from advisor.core.runs.config import BenchConfig
+from advisor.core.runs.events import Failure, Progress
+from advisor.core.runs.results import RunResult
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
@@ -54,13 +55,13 @@ def test_result_explains_itself(tiny_model):
     assert pp.kind == "prefill" and tg.kind == "decode"
     assert len(tg.samples) == 2 and tg.tokens_per_s > 0
     assert tg.bytes_per_token == pytest.approx(
-        run.model["active_weights_bytes"] + 8 * run.model["kv_bytes_per_token"], rel=0.01
+        run.model.active_weights_bytes + 8 * run.model.kv_bytes_per_token(), rel=0.01
     )
     assert tg.achieved_bandwidth_bytes_per_s == pytest.approx(tg.bytes_per_token * tg.tokens_per_s)
     assert tg.decode_ceiling_tps == pytest.approx(20e9 / tg.bytes_per_token, rel=0.01)
     assert tg.efficiency == pytest.approx(tg.tokens_per_s / tg.decode_ceiling_tps)
     assert pp.achieved_flops_per_s == pytest.approx(pp.tokens_per_s * pp.flops_per_token)
-    assert run.llama["threads"] >= 1 and run.llama["threadpool"] is True
+    assert run.llama.threads >= 1 and run.llama.threadpool is True
     assert run.load_time_s > 0 and run.ttft_s > 0
 
 
@@ -261,8 +262,8 @@ def test_threads_default_to_performance_cores(tiny_model):
     from advisor.core.hardware.cpu_threads import performance_core_count
 
     _, run = _run(BenchConfig(model_path=str(tiny_model), n_prompt=(32,), n_gen=(), reps=1))
-    assert run.llama["threads"] == performance_core_count()
-    threading.active_count()  # the parent runs no llama.cpp threads itself
+    assert run.llama.threads == performance_core_count()
+    assert "llama_cpp" not in sys.modules  # the parent never loads llama.cpp itself
 
 
 def test_cancel_before_the_child_exists_is_not_lost(tiny_model):

@@ -4,24 +4,13 @@ with exit status 2, tables otherwise."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from advisor.cli import main
+from advisor.entry import main
+from tests.conftest import advisor_cli
 
-
-def run(*args: str, home) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ADVISOR_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "advisor", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+run = advisor_cli
 
 
 def test_inspect_json_keys(tiny_model, tmp_path):
@@ -75,6 +64,7 @@ def test_devices_search_lists_the_resolved_device_first(tmp_path):
     assert len(json.loads(out.stdout)) >= 150
 
 
+@pytest.mark.llama
 def test_detect_json_on_this_machine(tmp_path):
     out = run("detect", "--json", home=tmp_path)
     assert out.returncode == 0, out.stderr
@@ -156,7 +146,7 @@ def test_project_from_a_saved_run(tiny_run, tmp_path):
     )
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
-    assert d["reference"]["device"] == tiny_run.hardware["device_name"]
+    assert d["reference"]["device"] == tiny_run.hardware.device_name
     assert d["reference"]["tg_tps"] == pytest.approx(tiny_run.test("tg32").tokens_per_s)
     assert d["targets"][0]["basis"] == "calibrated"
 

@@ -11,12 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from advisor.core.catalogue.catalogue import (
-    UnknownDeviceError,
-    _basic,
-    load_catalogue,
-    load_records,
-)
+from advisor.core.catalogue.catalogue import UnknownDeviceError, load_catalogue, load_records
+from advisor.core.catalogue.names import basic_key as _basic
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "device_db" / "schema.json").read_text())
@@ -78,7 +74,7 @@ def test_gpus_with_tensor_cores_have_a_tensor_figure(catalogue):
             "RTX" in name or re.search(r"\bA\d{4}", name)
         )
         is_modern_dc = d.device_class == "nvidia_datacenter" and not re.search(
-            r"K80|M40|P40|P100", name
+            r"K80|M40|P40|P4\b|P100", name
         )
         if is_rtx or is_modern_dc:
             assert d.fp16_tensor_tflops, d.id

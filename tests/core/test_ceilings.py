@@ -7,28 +7,38 @@ from advisor.core.predict import ceilings
 GB = 1e9
 
 
+def _facts(shape: str, quant: str = "q4_k_m"):
+    from advisor.core.model.facts import facts_from_shape
+    from advisor.core.model.shapes import get_shape
+
+    return facts_from_shape(get_shape(shape), quant)
+
+
 def test_kv_bytes_per_token_mistral_nemo_is_160_kib():
     # 2 (K,V) x 40 layers x 8 KV heads x 128 x 2 bytes = 163,840 B = 160 KiB
-    assert ceilings.kv_bytes_per_token(40, 8, 128) == 163_840
+    nemo = _facts("mistral-nemo-12b")
+    assert nemo.kv_bytes_per_token() == 163_840
     # 5.37 GB at 32,768 tokens
-    assert ceilings.kv_bytes_per_token(40, 8, 128) * 32_768 == pytest.approx(5.37e9, rel=0.002)
+    assert nemo.kv_cache_bytes(32_768) == pytest.approx(5.37e9, rel=0.002)
 
 
 def test_kv_bytes_per_token_is_gqa_aware():
     # Llama-3-8B: 32 layers, 8 KV heads of 32 query heads, head_dim 128 -> 128 KiB/token,
     # a quarter of what full multi-head attention (32 KV heads) would need
-    gqa = ceilings.kv_bytes_per_token(32, 8, 128)
-    mha = ceilings.kv_bytes_per_token(32, 32, 128)
-    assert gqa == 131_072
-    assert mha == 4 * gqa
+    from dataclasses import replace
+
+    gqa = _facts("llama-3-8b")
+    mha = replace(gqa, n_kv_heads=32, kv_heads_per_layer=())
+    assert gqa.kv_bytes_per_token() == 131_072
+    assert mha.kv_bytes_per_token() == 4 * gqa.kv_bytes_per_token()
 
 
 def test_kv_bytes_per_token_cache_types():
-    f16 = ceilings.kv_bytes_per_token(32, 8, 128, cache_type="f16")
-    assert ceilings.kv_bytes_per_token(32, 8, 128, cache_type="q8_0") == pytest.approx(
-        f16 * 17 / 32
-    )
-    assert ceilings.kv_bytes_per_token(32, 8, 128, cache_type="q4_0") == pytest.approx(f16 * 9 / 32)
+    f = _facts("llama-3-8b")
+    f16 = f.kv_bytes_per_token("f16")
+    # q8_0: 34 bytes per block of 32 values; q4_0: 18 bytes per 32 values
+    assert f.kv_bytes_per_token("q8_0") == pytest.approx(f16 * 17 / 32)
+    assert f.kv_bytes_per_token("q4_0") == pytest.approx(f16 * 9 / 32)
 
 
 @pytest.mark.parametrize(
@@ -44,63 +54,49 @@ def test_decode_ceiling_seed_devices(bandwidth_gbs, expected_tps):
 
 def test_decode_ceiling_falls_with_depth():
     # at 32,768 tokens the NeMo KV cache (5.37 GB) joins the 7.47 GB of weights
-    kv = ceilings.kv_bytes_per_token(40, 8, 128)
-    at0 = ceilings.decode_ceiling_tps(273 * GB, 7.47 * GB, kv, 0)
-    at32k = ceilings.decode_ceiling_tps(273 * GB, 7.47 * GB, kv, 32_768)
+    kv = 163_840 * 32_768
+    at0 = ceilings.decode_ceiling_tps(273 * GB, 7.47 * GB)
+    at32k = ceilings.decode_ceiling_tps(273 * GB, 7.47 * GB, kv)
     assert at32k == pytest.approx(273e9 / (7.47e9 + 163_840 * 32_768))
     assert at32k / at0 == pytest.approx(7.47 / (7.47 + 5.3687), rel=1e-3)
+    # the seed's own long-chat ceiling: 273 GB/s / 12.84 GB = 21.3 t/s
+    assert at32k == pytest.approx(21.26, rel=0.005)
 
 
-def test_prefill_ceiling_and_crossover():
+def test_compute_ceiling_and_crossover():
     # 12.25 B params: 24.5 GFLOP per token; a 116.6 TFLOPS device -> 4,759 tokens/s
-    assert ceilings.prefill_ceiling_tps(116.6e12, 12.25e9) == pytest.approx(116.6e12 / 24.5e9)
+    assert ceilings.compute_ceiling_tps(116.6e12, 24.5e9) == pytest.approx(4759.2, rel=1e-4)
     # seed: RTX 4070 crossover 58.3 TFLOPS / 504 GB/s = 116 FLOP/byte, 231 with FP16 accumulate
-    assert ceilings.crossover_intensity_flops_per_byte(58.3e12, 504e9) == pytest.approx(
-        115.7, rel=1e-3
-    )
-    assert ceilings.crossover_intensity_flops_per_byte(116.6e12, 504e9) == pytest.approx(
-        231.3, rel=1e-3
-    )
+    assert ceilings.crossover_intensity(58.3e12, 504e9) == pytest.approx(115.7, rel=1e-3)
+    assert ceilings.crossover_intensity(116.6e12, 504e9) == pytest.approx(231.3, rel=1e-3)
 
 
 def test_decode_intensity_q4_k_m():
     # seed: single-user decode of Q4_K_M (0.61 bytes/param) is about 3.3 FLOP/byte
-    assert ceilings.decode_intensity_flops_per_byte(12.25e9, 7.47e9) == pytest.approx(
-        3.28, rel=0.01
-    )
-    assert ceilings.decode_intensity_flops_per_byte(12.25e9, 7.47e9, batch=32) == pytest.approx(
-        32 * 3.28, rel=0.01
-    )
+    assert ceilings.arithmetic_intensity(2 * 12.25e9, 7.47e9) == pytest.approx(3.28, rel=0.01)
 
 
 def test_batched_decode_shares_the_weight_read():
-    # B streams, weights 7.47 GB, 100 MB of KV per stream, 273 GB/s, compute cap 10,000 t/s
-    b = ceilings.batched_decode_ceiling(4, 273 * GB, 7.47 * GB, 0.1 * GB, 10_000)
+    # B streams, weights 7.47 GB, 100 MB of KV per stream, 273 GB/s, no compute cap
+    b = ceilings.batched_decode_ceiling(4, 273 * GB, 7.47 * GB, 0.1 * GB)
     assert b.aggregate_tps == pytest.approx(4 * 273 / (7.47 + 0.4))
     assert b.per_stream_tps == pytest.approx(b.aggregate_tps / 4)
     assert b.limited_by == "bandwidth"
-    one = ceilings.batched_decode_ceiling(1, 273 * GB, 7.47 * GB, 0.1 * GB, 10_000)
+    one = ceilings.batched_decode_ceiling(1, 273 * GB, 7.47 * GB, 0.1 * GB)
     assert b.aggregate_tps > 3.5 * one.aggregate_tps  # nearly 4x the throughput ...
     assert b.per_stream_tps < one.per_stream_tps  # ... but each stream is slower
 
 
 def test_batched_decode_capped_by_compute():
-    b = ceilings.batched_decode_ceiling(32, 273 * GB, 7.47 * GB, 0.05 * GB, 200.0)
-    assert b.aggregate_tps == 200.0
+    # 32 streams would stream 32 x 273 / (7.47 + 1.6) = 963 t/s, but 10 TFLOPS at 50 GFLOP
+    # per token allows 200
+    b = ceilings.batched_decode_ceiling(32, 273 * GB, 7.47 * GB, 0.05 * GB, 10e12, 50e9)
+    assert b.memory_bound_tps == pytest.approx(32 * 273 / (7.47 + 1.6))
+    assert b.aggregate_tps == pytest.approx(200.0)
     assert b.per_stream_tps == pytest.approx(6.25)
     assert b.limited_by == "compute"
     with pytest.raises(ValueError):
-        ceilings.batched_decode_ceiling(0, 1, 1, 1, 1)
-
-
-def test_request_time():
-    t = ceilings.request_time(
-        prompt_tokens=20_000, answer_tokens=200, prefill_tps=1_000, decode_tps=50
-    )
-    assert t.ttft_s == pytest.approx(20.0)
-    assert t.decode_s == pytest.approx(4.0)
-    assert t.request_s == pytest.approx(24.0)
-    assert ceilings.request_time(0, 0, 1, 1).request_s == 0
+        ceilings.batched_decode_ceiling(0, 1, 1, 1)
 
 
 @pytest.mark.parametrize(
@@ -124,7 +120,8 @@ def test_durations_read_as_people_say_them(seconds, text):
 def test_prefill_bytes_follow_the_cache_type_and_micro_batch():
     from advisor.core.model.facts import facts_from_shape
     from advisor.core.model.shapes import get_shape
-    from advisor.core.runs.results import TestResult, explain_test
+    from advisor.core.predict.explain import explain_test
+    from advisor.core.runs.results import TestResult
 
     facts = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")
     t = TestResult(

@@ -7,20 +7,21 @@ import time
 import pytest
 
 from advisor.core.model import quant
-from advisor.core.model.facts import facts_from_gguf, facts_from_shape
+from advisor.core.model.facts import facts_from_shape
+from advisor.core.model.gguf_facts import facts_from_gguf
 from advisor.core.model.gguf_file import read_gguf_header
 from advisor.core.model.shapes import get_shape
 
 CASES = [
     ("llama-3.2-1b", "q4_0"),
-    ("llama-3-8b", "q4_k_m"),
+    pytest.param(*("llama-3-8b", "q4_k_m"), marks=pytest.mark.slow),
     ("qwen2.5-0.5b", "q8_0"),
-    ("gemma-2-9b", "q6_k"),
-    ("gemma-3-4b", "iq4_xs"),
+    pytest.param(*("gemma-2-9b", "q6_k"), marks=pytest.mark.slow),
+    pytest.param(*("gemma-3-4b", "iq4_xs"), marks=pytest.mark.slow),
     ("phi-3-mini", "q5_k_m"),
-    ("qwen3-30b-a3b", "q4_k_m"),
-    ("gpt-oss-20b", "mxfp4"),
-    ("mistral-nemo-12b", "f16"),
+    pytest.param(*("qwen3-30b-a3b", "q4_k_m"), marks=pytest.mark.slow),
+    pytest.param(*("gpt-oss-20b", "mxfp4"), marks=pytest.mark.slow),
+    pytest.param(*("mistral-nemo-12b", "f16"), marks=pytest.mark.slow),
 ]
 
 
@@ -56,6 +57,7 @@ def test_inspect_reports_what_the_file_was_written_with(make_synth, shape_id, qu
     assert facts.kv_bytes_per_token() == from_shape.kv_bytes_per_token()
 
 
+@pytest.mark.slow
 def test_moe_file_reports_active_bytes_below_total(make_synth):
     facts = facts_from_gguf(make_synth("qwen3-30b-a3b", "q4_k_m", 3))
     assert facts.is_moe
@@ -67,6 +69,7 @@ def test_moe_file_reports_active_bytes_below_total(make_synth):
     assert full.active_params == pytest.approx(3.35e9, rel=0.03)
 
 
+@pytest.mark.slow
 def test_sliding_window_layers_cap_the_kv_cache(make_synth):
     facts = facts_from_gguf(make_synth("gemma-2-9b", "q4_0", 4))
     assert facts.sliding_window == 4096
@@ -107,6 +110,7 @@ def test_decode_bytes_and_flops_grow_with_depth():
     assert facts.flops_per_token(1000) - facts.flops_per_token(0) == 32 * 2 * 1000 * 32 * 256
 
 
+@pytest.mark.slow
 def test_header_read_is_fast_and_does_not_read_weights(make_synth):
     path = make_synth("llama-3.2-1b", "q4_0", 16)  # the full 760 MB model
     start = time.perf_counter()

@@ -9,18 +9,13 @@ from dataclasses import replace
 import pytest
 
 from advisor.core.catalogue.catalogue import load_catalogue
+from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.projection import (
-    DEDICATED_RESERVE_BYTES,
-    HOP_OVERHEAD_S,
-    Host,
-    Reference,
-    Target,
-    project,
-    upgrade_verdict,
-)
+from advisor.core.predict.memory_fit import DEDICATED_RESERVE_BYTES
+from advisor.core.predict.projection import HOP_OVERHEAD_S, Target, project
+from advisor.core.predict.reference import Reference
 from advisor.core.predict.speed_model import (
     DecodeParams,
     SpeedModel,
@@ -28,7 +23,8 @@ from advisor.core.predict.speed_model import (
     load_observations,
     lodo_residuals,
 )
-from advisor.core.predict.workloads import PRESETS, custom_workload, get_workload, with_depth
+from advisor.core.predict.verdict import upgrade_verdict
+from advisor.core.predict.workloads import PRESETS, custom_workload, get_workload
 
 HOST = Host(ram_bytes=64 * GiB, ram_bandwidth_bytes_per_s=80e9)
 
@@ -178,7 +174,7 @@ def test_seed_m4_pro_at_32k_depth(cat, nemo):
     m4 = cat.resolve("Apple M4 Pro 20-core GPU")
     ref = Reference(m4, "metal", tg_tps=29.2, pp_tps=284)
     p = project(
-        nemo, Target(m4), with_depth(custom_workload(1, 1), 32_768), host=HOST, reference=ref
+        nemo, Target(m4), custom_workload(1, 1, history_tokens=32_768), host=HOST, reference=ref
     )
     assert p.decode_tps == pytest.approx(14.4, rel=0.25)
 

@@ -9,7 +9,7 @@ import numpy as np
 import psutil
 import pytest
 
-from advisor.gui import services as services_module
+from advisor.core.runs import config as config_module
 from advisor.gui.qt import QtCore
 from advisor.gui.table_models import DISPLAY, ProjectionTableModel
 
@@ -24,9 +24,9 @@ def _children() -> list[psutil.Process]:
 @pytest.fixture
 def small_presets(monkeypatch):
     """The real benchmark, with tiny test sizes so a run takes seconds on 2 cores."""
-    monkeypatch.setitem(services_module.PRESETS, "quick", SMALL)
+    monkeypatch.setitem(config_module.PRESETS, "quick", SMALL)
     monkeypatch.setitem(
-        services_module.PRESETS, "thorough", {**SMALL, "depths": (0, 512), "batches": (1, 2)}
+        config_module.PRESETS, "thorough", {**SMALL, "depths": (0, 512), "batches": (1, 2)}
     )
 
 
@@ -74,6 +74,7 @@ def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
     assert "tokens/s" in window.bench.explanation.text()
     assert window.bench.progress.text() == "done" or window.bench.progress.format() == "done"
     window.show_page("Charts")
+    qtbot.waitUntil(lambda: window.charts.depth_measured.getData()[0] is not None, timeout=10_000)
     xs, ys = window.charts.depth_measured.getData()
     assert len(xs) == 1 and ys[0] == pytest.approx(run.test("tg16").tokens_per_s)
     assert len(window.charts.depth_ceiling.getData()[0]) > 10
@@ -97,7 +98,7 @@ def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
 @pytest.mark.slow
 def test_cancel_returns_control_and_leaves_no_process(make_window, qtbot, monkeypatch):
     monkeypatch.setitem(
-        services_module.PRESETS,
+        config_module.PRESETS,
         "quick",
         {"n_prompt": (64,), "n_gen": (4000,), "depths": (0,), "batches": (1,)},
     )
@@ -182,6 +183,8 @@ def test_opening_a_saved_run_fills_every_page(make_window, qtbot):
     window, services = make_window()
     services.open_run(run)
     charts = window.charts
+    # the curves are computed off the GUI thread
+    qtbot.waitUntil(lambda: charts.depth_predicted.getData()[0] is not None, timeout=10_000)
     xs, ys = charts.depth_measured.getData()
     assert list(xs) == [64.0, 4096 + 64.0]
     assert ys[1] == pytest.approx(4.74, rel=0.01)
@@ -216,6 +219,7 @@ def test_opening_a_saved_run_fills_every_page(make_window, qtbot):
     assert own.prefill_tps == pytest.approx(pp.tokens_per_s, rel=0.10)
 
 
+@pytest.mark.slow
 def test_the_app_starts_and_quits_cleanly_as_a_user_starts_it(tmp_path):
     """`advisor` in a fresh process (the README's command), quitting at once: the window came
     up, and quitting while hardware detection still runs prints no traceback."""
@@ -242,7 +246,7 @@ def test_detections_never_overlap_and_the_last_request_wins(make_window, qtbot, 
     time (two would halve each other's bandwidth reading), and the device chosen last shows."""
     import threading
 
-    from advisor.core.hardware.machine import build_profile
+    from advisor.core.hardware.profile import build_profile
 
     running, overlaps, calls = [0], [0], []
     lock = threading.Lock()

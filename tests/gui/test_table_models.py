@@ -7,10 +7,11 @@ from dataclasses import replace
 import pytest
 
 from advisor.core.catalogue.catalogue import load_catalogue
+from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.projection import Host, Target, project
+from advisor.core.predict.projection import Target, project
 from advisor.core.predict.workloads import get_workload
 from advisor.gui.qt import QtCore
 from advisor.gui.table_models import (

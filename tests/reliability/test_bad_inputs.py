@@ -13,20 +13,12 @@ from pathlib import Path
 import pytest
 
 from advisor.bench.synth import write_synthetic_gguf
-from advisor.core.model.facts import facts_from_gguf
+from advisor.core.model.gguf_facts import facts_from_gguf
 from advisor.core.model.gguf_file import InvalidModelError
 from advisor.core.model.shapes import get_shape
+from tests.conftest import advisor_cli
 
-
-def _cli(*args: str, home: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ADVISOR_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "advisor", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-    )
+_cli = advisor_cli
 
 
 def _one_sentence(stderr: str) -> str:
@@ -129,6 +121,7 @@ def test_inspect_and_bench_refuse_with_one_sentence(bad_files, case, tmp_path):
         assert line.startswith("advisor: ")
 
 
+@pytest.mark.llama
 def test_path_with_spaces_and_non_ascii_works(make_synth, tmp_path):
     src = make_synth("qwen2.5-0.5b", "q4_0", 2)
     odd = tmp_path / "mes modèles" / "Qwen 0.5B – ünïcode ✓.gguf"
@@ -174,6 +167,8 @@ def test_unreadable_file(make_synth, tmp_path):
     assert "cannot be read (permission denied)" in _one_sentence(out.stderr)
 
 
+@pytest.mark.llama
+@pytest.mark.slow
 def test_model_too_large_for_this_machine(tmp_path):
     path = tmp_path / "llama-3-70b.gguf"
     write_synthetic_gguf(path, "llama-3-70b", "q4_k_m", sparse=True)
@@ -196,7 +191,7 @@ def test_model_too_large_for_this_machine(tmp_path):
         (["bench", "--synthetic", "gemma-9:q4_0"], "Unknown model shape"),
         (["bench", "--synthetic", "llama-3-8b:q4_z"], "Unknown quantisation"),
         (["devices", "--search", "zzqq"], "No catalogued device matches"),
-        (["bench", "--synthetic", "llama-3-8b", "--pp", "abc"], "whole numbers"),
+        (["bench", "--synthetic", "llama-3-8b", "--pp", "abc"], "whole number"),
         (["project", "--shape", "llama-3-8b", "--workload", "chatty"], "Unknown workload"),
         (["frobnicate"], "invalid choice"),
     ],

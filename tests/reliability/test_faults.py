@@ -18,8 +18,10 @@ import pytest
 
 from advisor.bench.controller import BenchJob
 from advisor.core.infra import atomic
+from advisor.core.runs.config import BenchConfig
+from advisor.core.runs.events import Failure, Progress
 from advisor.core.runs.history import History, HistoryError
-from advisor.core.runs.results import BenchConfig, Failure, Progress, RunResult
+from advisor.core.runs.results import RunResult
 
 
 def _children() -> list[psutil.Process]:
@@ -194,7 +196,7 @@ def test_gui_reports_a_corrupt_history(make_window, qtbot, tiny_run):
 @pytest.mark.llama
 @pytest.mark.slow
 def test_closing_the_app_mid_run_leaves_no_process(make_window, qtbot, monkeypatch):
-    from advisor.gui import services as services_module
+    from advisor.core.runs import config as services_module
 
     monkeypatch.setitem(
         services_module.PRESETS,

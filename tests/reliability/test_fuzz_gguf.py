@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from advisor.core.model.facts import ModelFacts, facts_from_gguf
+from advisor.core.model.facts import ModelFacts
+from advisor.core.model.gguf_facts import facts_from_gguf
 from advisor.core.model.gguf_file import InvalidModelError
 from advisor.core.model.shapes import ModelShape
 
@@ -75,6 +76,7 @@ def mutations(draw, data: bytes):
     return bytes(out)
 
 
+@pytest.mark.slow
 def test_fuzzed_headers_end_in_a_model_or_a_clear_error(seed_bytes, tmp_path):
     target = tmp_path / "fuzzed.gguf"
     outcomes = {"model": 0, "error": 0}

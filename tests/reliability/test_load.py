@@ -10,7 +10,8 @@ import psutil
 import pytest
 
 from advisor.bench.controller import BenchJob
-from advisor.core.runs.results import BenchConfig, RunResult
+from advisor.core.runs.config import BenchConfig
+from advisor.core.runs.results import RunResult
 
 
 def test_100_runs_and_the_catalogue_filter_fast(make_window, qtbot, tiny_run, capsys):

@@ -94,16 +94,28 @@ class GpuInfo:
 
 
 @dataclass(frozen=True)
+class LlamaDevice:
+    """One device as llama.cpp lists it (ggml_backend_dev_*)."""
+
+    name: str = ""
+    description: str = ""
+    type: str = ""  # "CPU" | "GPU" | "iGPU" | "accelerator"
+    memory_free_bytes: int = 0
+    memory_total_bytes: int = 0
+
+
+@dataclass(frozen=True)
 class BackendInfo:
     """What the installed llama.cpp was built with, as llama.cpp itself reports."""
 
     available: bool
     backends: tuple[str, ...] = ()  # "CPU", "Metal", "CUDA", "Vulkan", "ROCm", "SYCL"
     gpu_offload: bool = False
-    devices: tuple[dict[str, Any], ...] = ()  # llama.cpp's device list: name, description, memory
+    devices: tuple[LlamaDevice, ...] = ()  # llama.cpp's device list
     system_info: str = ""
     llama_cpp_python_version: str | None = None
     error: str | None = None
+    llama_cpp_commit: str | None = None  # the llama.cpp commit the wheel vendors
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,7 @@ class SubprocessRunner:
                 # A grandchild that escaped the kill may hold the pipes open: give up on them.
                 for stream in (proc.stdout, proc.stderr):
                     with contextlib.suppress(Exception):
-                        stream.close()  # type: ignore[union-attr]
+                        stream.close()
                 out, err = b"", b""
             return CommandResult(
                 decode_output(out),

@@ -9,24 +9,12 @@ summary code, so a synthetic file and its shape agree by construction.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
 from advisor.core.model import quant
-from advisor.core.model.gguf_file import (
-    SPLIT_NAME,
-    ArraySummary,
-    GgufHeader,
-    InvalidModelError,
-    TensorInfo,
-    _printable,
-    ggml_type_name,
-    read_gguf_header,
-    tensor_nbytes,
-)
+from advisor.core.model.gguf_file import TensorInfo, ggml_type_name, tensor_nbytes
 from advisor.core.model.shapes import ModelShape, tensor_layout
 
 # bytes per element of the KV cache for llama.cpp's cache types (-ctk/-ctv)
@@ -169,7 +157,9 @@ class ModelFacts:
 
 
 @dataclass(frozen=True)
-class _Tensor:
+class TensorRecord:
+    """A tensor's name, shape, type and size: all the summary needs."""
+
     name: str
     shape: tuple[int, ...]
     type_name: str
@@ -177,8 +167,8 @@ class _Tensor:
     n_bytes: int
 
 
-def _summarise_tensors(
-    tensors: Sequence[_Tensor], n_expert: int, n_expert_used: int
+def summarise_tensors(
+    tensors: Sequence[TensorRecord], n_expert: int, n_expert_used: int
 ) -> dict[str, Any]:
     n_params = sum(t.n_elements for t in tensors)
     weights = sum(t.n_bytes for t in tensors)
@@ -206,6 +196,11 @@ def _summarise_tensors(
     }
 
 
+def tensor_record(t: TensorInfo) -> TensorRecord:
+    """The summary's view of a tensor read from a file header."""
+    return TensorRecord(t.name, t.shape, t.type_name, t.n_elements, t.n_bytes)
+
+
 # -------------------------------------------------------------------------------------------
 # from a built-in shape
 # -------------------------------------------------------------------------------------------
@@ -228,7 +223,7 @@ def typed_layout(shape: ModelShape, quant_label: str) -> list[tuple[str, tuple[i
     layout = tensor_layout(shape)
     types = [int(t) for t in quant.tensor_types_for(layout, ftype, mix_context(shape))]
     if shape.native_expert_type:
-        native = int(quant.T[shape.native_expert_type])
+        native = quant.ggml_type_by_name(shape.native_expert_type)
         types = [
             native if "_exps.weight" in name else t
             for (name, _), t in zip(layout, types, strict=True)
@@ -245,9 +240,9 @@ def facts_from_shape(shape: ModelShape, quant_label: str) -> ModelFacts:
         for d in dims:
             n *= d
         tensors.append(
-            _Tensor(name, dims, ggml_type_name(ggml_type), n, tensor_nbytes(dims, ggml_type))
+            TensorRecord(name, dims, ggml_type_name(ggml_type), n, tensor_nbytes(dims, ggml_type))
         )
-    summary = _summarise_tensors(tensors, shape.n_expert, shape.n_expert_used)
+    summary = summarise_tensors(tensors, shape.n_expert, shape.n_expert_used)
     swa = shape.swa_layers()
     return ModelFacts(
         architecture=shape.architecture,
@@ -271,171 +266,3 @@ def facts_from_shape(shape: ModelShape, quant_label: str) -> ModelFacts:
         shape_id=shape.id,
         **summary,
     )
-
-
-# -------------------------------------------------------------------------------------------
-# from a GGUF file
-# -------------------------------------------------------------------------------------------
-
-
-def _int(value: Any, default: int | None = None) -> int | None:
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return default
-
-
-def _per_layer(value: Any, n_layers: int) -> tuple[int, ...] | None:
-    """A hyper-parameter that is one number or a per-layer array (e.g. OpenELM's heads)."""
-    if isinstance(value, list) and value and all(isinstance(v, int) for v in value):
-        if len(value) == n_layers:
-            return tuple(int(v) for v in value)
-        return None
-    scalar = _int(value)
-    return None if scalar is None else (scalar,) * n_layers
-
-
-def _tensors_of(headers: Sequence[GgufHeader]) -> list[_Tensor]:
-    out = []
-    for h in headers:
-        for t in h.tensors:
-            out.append(_Tensor(t.name, t.shape, t.type_name, t.n_elements, t.n_bytes))
-    return out
-
-
-def _split_parts(header: GgufHeader) -> list[GgufHeader]:
-    """All parts of a split model, given its first part; refuses a later part."""
-    p = Path(header.path)
-    split_no = _int(header.get("split.no"), 0) or 0
-    split_count = _int(header.get("split.count"), 1) or 1
-    m = SPLIT_NAME.match(p.name)
-    if split_no > 0 or (m and int(m.group("no")) > 1 and split_count > 1):
-        first = f"{m.group('prefix')}-00001-of-{m.group('count')}.gguf" if m else "the first part"
-        raise InvalidModelError(
-            f"{p.name} is part {split_no + 1} of {split_count} of a split model; open the first "
-            f"part ({first}) instead, llama.cpp finds the others next to it."
-        )
-    if split_count <= 1:
-        return [header]
-    if not m:
-        raise InvalidModelError(
-            f"{p.name} is the first of {split_count} parts of a split model, but its name does "
-            "not follow the -00001-of-0000N.gguf pattern, so the other parts cannot be found."
-        )
-    parts = [header]
-    for i in range(2, split_count + 1):
-        part = p.with_name(f"{m.group('prefix')}-{i:05d}-of-{m.group('count')}.gguf")
-        if not part.exists():
-            raise InvalidModelError(
-                f"Part {i} of {split_count} of {p.name} is missing ({part.name} is not next to "
-                "it); download every part into the same folder."
-            )
-        parts.append(read_gguf_header(part))
-    return parts
-
-
-def facts_from_header(header: GgufHeader) -> ModelFacts:
-    """Model facts from a validated GGUF header (and its sibling parts when split)."""
-    name_of_file = Path(header.path).name
-    # a later part of a split model has no architecture: say which part it is first
-    parts = _split_parts(header)
-    arch = header.get("general.architecture")
-    if not isinstance(arch, str) or not arch:
-        raise InvalidModelError(
-            f"{name_of_file} has no general.architecture entry, so it is not a llama.cpp "
-            "model (it may be a LoRA adapter, a vocabulary-only or a multimodal projector file)."
-        )
-    if arch not in KNOWN_ARCHITECTURES:
-        raise InvalidModelError(
-            f"{name_of_file} is a '{_printable(arch)}' model, an architecture the bundled "
-            "llama.cpp does "
-            "not support; choose a model of a supported architecture (llama, qwen, gemma, ...)."
-        )
-    tensors = _tensors_of(parts)
-    if not tensors:
-        raise InvalidModelError(
-            f"{name_of_file} contains no tensors, so it holds no model weights."
-        )
-
-    def hp(key: str, default: Any = None) -> Any:
-        return header.get(f"{arch}.{key}", default)
-
-    n_layers = _int(hp("block_count"))
-    n_embd = _int(hp("embedding_length"))
-    if not n_layers or not n_embd or n_layers <= 0 or n_embd <= 0:
-        raise InvalidModelError(
-            f"{name_of_file} lacks its layer count or embedding size ({arch}.block_count, "
-            f"{arch}.embedding_length); the file is damaged or not a complete model."
-        )
-    heads = _per_layer(hp("attention.head_count"), n_layers)
-    kv_heads = _per_layer(hp("attention.head_count_kv"), n_layers) or heads
-    n_heads = max(heads) if heads else 0
-    n_kv = max(kv_heads) if kv_heads else 0
-    head_dim = _int(hp("attention.key_length")) or (n_embd // n_heads if n_heads else 0)
-    value_dim = _int(hp("attention.value_length")) or head_dim
-    vocab = hp("vocab_size")
-    tokens = header.get("tokenizer.ggml.tokens")
-    if isinstance(tokens, (list, ArraySummary)):
-        vocab = len(tokens)
-    if not _int(vocab):
-        embd = next((t for t in tensors if t.name == "token_embd.weight"), None)
-        vocab = embd.shape[1] if embd and len(embd.shape) > 1 else 0
-    n_ff_raw = hp("expert_feed_forward_length") or hp("feed_forward_length")
-    n_ff = max(n_ff_raw) if isinstance(n_ff_raw, list) and n_ff_raw else _int(n_ff_raw)
-    n_expert = _int(hp("expert_count"), 0) or 0
-    n_expert_used = _int(hp("expert_used_count"), 0) or 0
-    window = _int(hp("attention.sliding_window"))
-    swa: tuple[bool, ...] = (False,) * n_layers
-    pattern = hp("attention.sliding_window_pattern")
-    if window:
-        if isinstance(pattern, list) and len(pattern) == n_layers:
-            swa = tuple(bool(v) for v in pattern)
-        elif arch in SWA_PERIOD_BY_ARCH:
-            period = _int(pattern) or SWA_PERIOD_BY_ARCH[arch]
-            swa = tuple(il % period < period - 1 for il in range(n_layers))
-    file_type = quant.file_type_label(_int(header.get("general.file_type")))
-    summary = _summarise_tensors(tensors, n_expert, n_expert_used)
-    if file_type is None:
-        dominant = next(iter(summary["bytes_by_type"]), "unknown")
-        file_type = f"mostly {dominant}"
-    name = header.get("general.name")
-    return ModelFacts(
-        architecture=arch,
-        name=name if isinstance(name, str) and name else Path(header.path).stem,
-        file_type=file_type,
-        n_layers=n_layers,
-        n_embd=n_embd,
-        n_heads=n_heads,
-        n_kv_heads=n_kv,
-        head_dim=head_dim,
-        value_head_dim=value_dim,
-        context_length=_int(hp("context_length"), 0) or 0,
-        vocab_size=_int(vocab, 0) or 0,
-        n_ff=n_ff,
-        n_expert=n_expert,
-        n_expert_used=n_expert_used,
-        sliding_window=window if any(swa) else None,
-        n_swa_layers=sum(swa),
-        kv_heads_per_layer=kv_heads or (),
-        swa_layers=swa,
-        file_bytes=sum(h.file_bytes for h in parts),
-        path=header.path,
-        source="file",
-        **summary,
-    )
-
-
-def facts_from_gguf(path: str | Path) -> ModelFacts:
-    """Read a GGUF file's header (never its weights) and return the model's facts."""
-    return facts_from_header(read_gguf_header(path))
-
-
-_SIZE_IN_NAME = re.compile(r"(\d+(?:\.\d+)?)\s*[bB]\b")
-
-
-def tensor_table(header: GgufHeader) -> list[TensorInfo]:
-    """The header's tensors, largest first (for a detailed view)."""
-    return sorted(header.tensors, key=lambda t: -t.n_bytes)

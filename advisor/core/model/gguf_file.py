@@ -20,6 +20,8 @@ from typing import Any
 
 import gguf
 
+from advisor.core.infra.errors import InputError, os_reason
+
 GGUF_MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
 DEFAULT_ALIGNMENT = 32
@@ -68,7 +70,7 @@ _NUMPY_DTYPES = {
 SPLIT_NAME = re.compile(r"^(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
 
 
-class InvalidModelError(ValueError):
+class InvalidModelError(InputError):
     """The file is not a model this app can use. The message is one sentence for the user."""
 
 
@@ -110,6 +112,7 @@ class GgufHeader:
     data_offset: int
     metadata: dict[str, Any] = field(repr=False)
     tensors: tuple[TensorInfo, ...] = field(repr=False)
+    has_data: bool = True  # False: a header-only cut (test fixtures), tensor data absent
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.metadata.get(key, default)
@@ -143,7 +146,7 @@ def tensor_nbytes(shape: tuple[int, ...], ggml_type: int) -> int:
     return n_elements // block * type_size
 
 
-def _printable(text: str, limit: int = 60) -> str:
+def printable(text: str, limit: int = 60) -> str:
     """A key or name from a damaged file, safe to show in one line."""
     clean = "".join(c if c.isprintable() else "?" for c in text)
     return clean if len(clean) <= limit else clean[: limit - 1] + "…"
@@ -248,12 +251,16 @@ def _read_value(cur: _Cursor, value_type: int, key: str, depth: int = 0) -> Any:
 def check_model_path(path: str | os.PathLike[str]) -> Path:
     """Check that a path names a readable, non-empty regular file; return it resolved."""
     p = Path(path).expanduser()
-    shown = _printable(p.name or str(p), 120)
+    shown = printable(p.name or str(p), 120)
     try:
         return _check_model_path(p, shown)
     except PermissionError:
         raise InvalidModelError(
             f"{shown} cannot be read (permission denied); check the file's permissions."
+        ) from None
+    except OSError as exc:  # a name too long, a loop of links, an unreadable folder
+        raise InvalidModelError(
+            f"{shown} cannot be opened ({os_reason(exc)}); check the path and try again."
         ) from None
 
 
@@ -275,17 +282,18 @@ def _check_model_path(p: Path, shown: str) -> Path:
     return p
 
 
-def read_gguf_header(path: str | os.PathLike[str]) -> GgufHeader:
-    """Read and validate the header of a GGUF file without loading any tensor data."""
+def read_gguf_header(path: str | os.PathLike[str], *, require_data: bool = True) -> GgufHeader:
+    """Read and validate the header of a GGUF file without loading any tensor data.
+    `require_data=False` accepts a header whose tensor data was cut off (test fixtures)."""
     p = check_model_path(path)
-    name = _printable(p.name, 120)
+    name = printable(p.name, 120)
     try:
         with open(p, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
                 view = memoryview(mm)
                 try:
-                    return _parse(view, size, str(p), name)
+                    return _parse(view, size, str(p), name, require_data)
                 finally:
                     view.release()
     except PermissionError:
@@ -300,9 +308,58 @@ def read_gguf_header(path: str | os.PathLike[str]) -> GgufHeader:
         ) from None
 
 
-def _parse(buf: memoryview, size: int, path: str, name: str) -> GgufHeader:
-    name = _printable(name, 120)
+def _parse(
+    buf: memoryview, size: int, path: str, name: str, require_data: bool = True
+) -> GgufHeader:
+    name = printable(name, 120)
     cur = _Cursor(buf, size, name)
+    version, n_tensors, n_kv = _read_preamble(cur, buf, size, name)
+    metadata = _read_metadata(cur, n_kv, name)
+    alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
+    if (
+        not isinstance(alignment, int)
+        or alignment <= 0
+        or alignment & (alignment - 1)
+        or alignment > 1 << 20
+    ):
+        raise InvalidModelError(
+            f"{name} is damaged: general.alignment is {alignment!r}, not a power of two."
+        )
+    infos = _read_tensor_infos(cur, buf, n_tensors, name)
+    data_offset = (cur.pos + alignment - 1) // alignment * alignment
+    tensors = [_tensor(info, alignment, name) for info in infos]
+    # without tensors there is no data section to align to: the file may end with the header
+    # (llama.cpp's vocabulary-only files do, a few bytes before the next boundary)
+    needed = max([data_offset] + [data_offset + t.offset + t.n_bytes for t in tensors])
+    if not tensors:
+        needed = cur.pos
+    if require_data and needed > size:
+        raise InvalidModelError(
+            f"{name} is truncated: its tensors need {needed:,} bytes but the file has only "
+            f"{size:,}; the download is incomplete, download it again."
+        )
+    last_end = 0
+    for t in sorted(tensors, key=lambda t: t.offset):
+        if t.offset < last_end:
+            raise InvalidModelError(
+                f"{name} is damaged: tensor {printable(t.name)} overlaps the tensor stored "
+                "before it."
+            )
+        last_end = t.offset + t.n_bytes
+    return GgufHeader(
+        path=path,
+        version=version,
+        file_bytes=size,
+        alignment=alignment,
+        data_offset=data_offset,
+        metadata=metadata,
+        tensors=tuple(tensors),
+        has_data=needed <= size,
+    )
+
+
+def _read_preamble(cur: _Cursor, buf: memoryview, size: int, name: str) -> tuple[int, int, int]:
+    """Magic, version and the two counts: (version, tensor count, metadata count)."""
     if size < 4 or bytes(buf[:4]) != GGUF_MAGIC:
         hint = ""
         if size >= 4 and bytes(buf[:4]) in (b"ggjt", b"ggml", b"ggmf", b"tjgg", b"lmgg"):
@@ -341,33 +398,31 @@ def _parse(buf: memoryview, size: int, path: str, name: str) -> GgufHeader:
             f"{name} is truncated or damaged: its header claims {n_tensors:,} tensors, more "
             "than the file can hold; the download is probably incomplete, download it again."
         )
+    return version, n_tensors, n_kv
 
+
+def _read_metadata(cur: _Cursor, n_kv: int, name: str) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
     for _ in range(n_kv):
         key = cur.string("a metadata key", limit=MAX_KEY_BYTES)
-        label = _printable(key)
+        label = printable(key)
         value_type = cur.u32(f"the type of {label}")
         value = _read_value(cur, value_type, label)
         if key in metadata:
             raise InvalidModelError(f"{name} is damaged: metadata key {label} appears twice.")
         metadata[key] = value
+    return metadata
 
-    alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
-    if (
-        not isinstance(alignment, int)
-        or alignment <= 0
-        or alignment & (alignment - 1)
-        or alignment > 1 << 20
-    ):
-        raise InvalidModelError(
-            f"{name} is damaged: general.alignment is {alignment!r}, not a power of two."
-        )
 
-    infos: list[tuple[str, tuple[int, ...], int, int]] = []
+_Info = tuple[str, tuple[int, ...], int, int]  # name, shape, ggml type, offset
+
+
+def _read_tensor_infos(cur: _Cursor, buf: memoryview, n_tensors: int, name: str) -> list[_Info]:
+    infos: list[_Info] = []
     seen: set[str] = set()
     for _ in range(n_tensors):
         raw_name = cur.string("a tensor name", limit=MAX_KEY_BYTES)
-        tname = _printable(raw_name)
+        tname = printable(raw_name)
         n_dims = cur.u32(f"the dimension count of tensor {tname}")
         if n_dims == 0 or n_dims > GGML_MAX_DIMS:
             raise InvalidModelError(
@@ -382,55 +437,34 @@ def _parse(buf: memoryview, size: int, path: str, name: str) -> GgufHeader:
             raise InvalidModelError(f"{name} is damaged: tensor {tname} appears twice.")
         seen.add(raw_name)
         infos.append((raw_name, tuple(int(d) for d in shape), ggml_type, offset))
+    return infos
 
-    data_offset = (cur.pos + alignment - 1) // alignment * alignment
-    tensors: list[TensorInfo] = []
-    for raw_name, shape, ggml_type, offset in infos:
-        tname = _printable(raw_name)
-        n_elements = 1
-        for dim in shape:
-            if dim <= 0 or dim > 1 << 40:
-                raise InvalidModelError(
-                    f"{name} is damaged: tensor {tname} has an impossible shape {list(shape)}."
-                )
-            n_elements *= dim
-        if n_elements > 1 << 44:
-            raise InvalidModelError(
-                f"{name} is damaged: tensor {tname} claims {n_elements:,} elements."
-            )
-        block, type_size = ggml_type_size(ggml_type)
-        if shape[0] % block:
-            raise InvalidModelError(
-                f"{name} is damaged: tensor {tname} has rows of {shape[0]} values, not a "
-                f"multiple of its {ggml_type_name(ggml_type)} block of {block}."
-            )
-        n_bytes = n_elements // block * type_size
-        if offset % alignment:
-            raise InvalidModelError(
-                f"{name} is damaged: tensor {tname} starts at an unaligned offset {offset}."
-            )
-        tensors.append(TensorInfo(raw_name, shape, ggml_type, offset, n_elements, n_bytes))
 
-    needed = max([data_offset] + [data_offset + t.offset + t.n_bytes for t in tensors])
-    if needed > size:
+def _tensor(info: _Info, alignment: int, name: str) -> TensorInfo:
+    """One tensor's info, its shape, type and offset checked."""
+    raw_name, shape, ggml_type, offset = info
+    tname = printable(raw_name)
+    n_elements = 1
+    for dim in shape:
+        if dim <= 0 or dim > 1 << 40:
+            raise InvalidModelError(
+                f"{name} is damaged: tensor {tname} has an impossible shape {list(shape)}."
+            )
+        n_elements *= dim
+    if n_elements > 1 << 44:
         raise InvalidModelError(
-            f"{name} is truncated: its tensors need {needed:,} bytes but the file has only "
-            f"{size:,}; the download is incomplete, download it again."
+            f"{name} is damaged: tensor {tname} claims {n_elements:,} elements."
         )
-    last_end = 0
-    for t in sorted(tensors, key=lambda t: t.offset):
-        if t.offset < last_end:
-            raise InvalidModelError(
-                f"{name} is damaged: tensor {_printable(t.name)} overlaps the tensor stored "
-                "before it."
-            )
-        last_end = t.offset + t.n_bytes
-    return GgufHeader(
-        path=path,
-        version=version,
-        file_bytes=size,
-        alignment=alignment,
-        data_offset=data_offset,
-        metadata=metadata,
-        tensors=tuple(tensors),
+    block, type_size = ggml_type_size(ggml_type)
+    if shape[0] % block:
+        raise InvalidModelError(
+            f"{name} is damaged: tensor {tname} has rows of {shape[0]} values, not a "
+            f"multiple of its {ggml_type_name(ggml_type)} block of {block}."
+        )
+    if offset % alignment:
+        raise InvalidModelError(
+            f"{name} is damaged: tensor {tname} starts at an unaligned offset {offset}."
+        )
+    return TensorInfo(
+        raw_name, shape, ggml_type, offset, n_elements, n_elements // block * type_size
     )

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 
 import gguf
 
+from advisor.core.infra.errors import InputError
+from advisor.core.infra.lookup import did_you_mean
+
 T = gguf.GGMLQuantizationType
 
 
@@ -62,7 +65,7 @@ FILE_TYPES["q3_k"] = FILE_TYPES["q3_k_m"]
 COMMON_QUANTS = ("f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0", "iq4_xs")
 
 
-class UnknownQuantError(ValueError):
+class UnknownQuantError(InputError):
     """A quantisation name this app does not know; the message lists the known ones."""
 
 
@@ -71,7 +74,8 @@ def file_type(label: str) -> FileType:
     key = label.strip().lower().replace("-", "_")
     if key not in FILE_TYPES:
         known = ", ".join(sorted({ft.label for ft in FILE_TYPES.values()}))
-        raise UnknownQuantError(f"Unknown quantisation '{label}'; choose one of: {known}.")
+        hint = did_you_mean(key, FILE_TYPES)
+        raise UnknownQuantError(f"Unknown quantisation '{label}'.{hint} Choose one of: {known}.")
     return FILE_TYPES[key]
 
 
@@ -87,6 +91,11 @@ def file_type_label(llama_ftype: int | None) -> str | None:
     except ValueError:
         return None
     return name.removeprefix("MOSTLY_").removeprefix("ALL_")
+
+
+def ggml_type_by_name(name: str) -> int:
+    """The ggml type number of a type name ('MXFP4' -> 39)."""
+    return int(getattr(T, name))
 
 
 def block_size(ggml_type: int) -> int:
@@ -189,6 +198,9 @@ def tensor_types_for(
 
     `tensors` are (name, shape in GGUF order) pairs in the order they are stored.
     """
+    # One function of about 90 lines on purpose: it mirrors llama_tensor_get_type() in
+    # llama.cpp's src/llama-quant.cpp branch for branch, so the two can be compared side by
+    # side when llama.cpp changes its mix; split up, that comparison gets harder.
     high = T.BF16 if ftype.default_type == T.BF16 else T.F16
     if ftype.default_type == T.F32:
         high = T.F32

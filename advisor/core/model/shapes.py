@@ -8,12 +8,14 @@ dimensions, so the app can (1) compute weights size per quantisation without the
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib import resources
 from typing import Any
+
+from advisor.core.infra.errors import InputError
+from advisor.core.infra.lookup import did_you_mean, normalise_key
 
 SUPPORTED_ARCHITECTURES = (
     "llama",
@@ -27,7 +29,7 @@ SUPPORTED_ARCHITECTURES = (
 )
 
 
-class UnknownShapeError(ValueError):
+class UnknownShapeError(InputError):
     """A shape name that is not in the built-in catalogue; the message names the closest."""
 
 
@@ -112,11 +114,10 @@ def all_shapes() -> list[ModelShape]:
 def get_shape(name: str) -> ModelShape:
     """A built-in shape by id, case-insensitively; unknown names list the closest ones."""
     table = _shape_table()
-    key = name.strip().lower().replace("_", "-").replace(" ", "-")
+    key = normalise_key(name)
     if key in table:
         return table[key]
-    close = difflib.get_close_matches(key, list(table), n=3, cutoff=0.4)
-    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    hint = did_you_mean(key, table)
     raise UnknownShapeError(
         f"Unknown model shape '{name}'.{hint} Run 'advisor shapes' to list the built-in shapes."
     )

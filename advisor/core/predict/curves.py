@@ -1,16 +1,21 @@
-"""Data for the charts: ceilings and predictions as curves over context depth and streams."""
+"""Data for the charts: ceilings and predictions as curves over context depth and streams, for
+the device a run was measured on (its own efficiency applied through the reference)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from advisor.core.hardware.machine import MachineProfile
+from advisor.core.catalogue.device import Device
+from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.projection import Reference, Target, project, reference_from_run
+from advisor.core.predict import ceilings
+from advisor.core.predict.projection import Target, project
+from advisor.core.predict.reference import Reference
 from advisor.core.predict.workloads import custom_workload
-from advisor.core.runs.results import RunResult
+
+STREAMS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 
 
 @dataclass(frozen=True)
@@ -19,52 +24,58 @@ class Curve:
     y: np.ndarray
 
 
-def _reference(run: RunResult | None, profile: MachineProfile) -> Reference | None:
-    return reference_from_run(run, profile.device, profile.backend) if run else None
-
-
 def depth_curves(
     facts: ModelFacts,
-    profile: MachineProfile,
-    run: RunResult | None,
+    device: Device,
+    backend: str,
+    host: Host,
+    reference: Reference | None,
     max_depth: int | None = None,
     points: int = 40,
 ) -> tuple[Curve, Curve]:
     """(bandwidth ceiling, predicted) decode tokens/s against tokens of context."""
     top = max_depth or min(facts.context_length or 32768, 65536)
     depths = np.unique(np.linspace(0, top, points).astype(int))
-    ref = _reference(run, profile)
-    target = Target(profile.device, backend=profile.backend)
+    target = Target(device, backend=backend)
     ceiling, predicted = [], []
     for d in depths:
         p = project(
-            facts,
-            target,
-            custom_workload(0, 2, history_tokens=int(d)),
-            host=profile.host,
-            reference=ref,
+            facts, target, custom_workload(0, 2, history_tokens=int(d)), host=host,
+            reference=reference,
+        )  # fmt: skip
+        ceiling.append(
+            ceilings.decode_ceiling_tps(
+                device.bandwidth_bytes_per_s,
+                facts.active_weights_bytes,
+                facts.kv_cache_bytes(int(d)),
+            )
         )
-        ceiling.append(profile.bandwidth_bytes_per_s / facts.decode_bytes_per_token(int(d)))
         predicted.append(p.decode_tps if p.decode_tps else np.nan)
     return Curve(depths, np.array(ceiling)), Curve(depths, np.array(predicted))
 
 
 def batch_curves(
-    facts: ModelFacts, profile: MachineProfile, run: RunResult | None, max_streams: int = 32
+    facts: ModelFacts,
+    device: Device,
+    backend: str,
+    host: Host,
+    reference: Reference | None,
+    max_streams: int = 32,
+    n_gen: int = 128,
 ) -> tuple[Curve, Curve, Curve]:
     """(bandwidth ceiling aggregate, predicted aggregate, predicted per user) against streams."""
-    streams = np.array([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64])
-    streams = streams[streams <= max_streams]
-    ref = _reference(run, profile)
-    target = Target(profile.device, backend=profile.backend)
+    streams = np.array([s for s in STREAMS if s <= max_streams])
+    target = Target(device, backend=backend)
+    kv = facts.kv_cache_bytes(n_gen // 2)
     ceiling, aggregate, per_user = [], [], []
-    n_gen = 128
     for b in streams:
-        w = custom_workload(0, n_gen)
-        w = type(w)(**{**w.__dict__, "concurrency": int(b)})
-        p = project(facts, target, w, host=profile.host, reference=ref)
-        kv = facts.kv_cache_bytes(n_gen // 2)
-        ceiling.append(b * profile.bandwidth_bytes_per_s / (facts.active_weights_bytes + b * kv))
+        w = replace(custom_workload(0, n_gen), concurrency=int(b))
+        p = project(facts, target, w, host=host, reference=reference)
+        ceiling.append(
+            ceilings.decode_ceiling_tps(
+                device.bandwidth_bytes_per_s, facts.active_weights_bytes, kv, int(b)
+            )
+        )
         aggregate.append(p.aggregate_tps or np.nan)
         per_user.append(p.per_user_tps or np.nan)
     return (

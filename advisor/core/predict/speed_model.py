@@ -35,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.core.catalogue.catalogue import Catalogue, Device, load_catalogue
+from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
+from advisor.core.catalogue.device import Device
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
 
@@ -59,12 +60,10 @@ BACKENDS = ("cuda", "metal", "rocm", "vulkan", "sycl", "cpu")
 
 # used where a backend has no published measurements: llama.cpp on CPUs typically streams at
 # 60-80% of the DRAM bandwidth and reaches a small share of the FP32 peak in prefill
-DEFAULTS = {
-    "decode_eff": 0.65,
-    "t_layer_s": 0.00002,
-    "prefill_eff": 0.25,
-    "band": (0.6, 1.3),
-}
+DEFAULT_DECODE_EFF = 0.65
+DEFAULT_T_LAYER_S = 0.00002
+DEFAULT_PREFILL_EFF = 0.25
+DEFAULT_BAND = (0.6, 1.3)
 
 
 def device_group(device: Device) -> str:
@@ -164,16 +163,14 @@ class SpeedModel:
         return backend in self.decode
 
     def decode_params(self, backend: str) -> DecodeParams:
-        return self.decode.get(backend) or DecodeParams(
-            DEFAULTS["decode_eff"], DEFAULTS["t_layer_s"]
-        )
+        return self.decode.get(backend) or DecodeParams(DEFAULT_DECODE_EFF, DEFAULT_T_LAYER_S)
 
     def prefill_flops_rate(self, backend: str, device: Device, peak_flops: float) -> float:
         """The FLOP/s llama.cpp reaches in prefill on a device with this peak."""
         key = (backend, prefill_group(device))
         offset = self.prefill_offset_group.get(key, self.prefill_offset.get(backend))
         if offset is None:
-            return DEFAULTS["prefill_eff"] * peak_flops
+            return DEFAULT_PREFILL_EFF * peak_flops
         beta = self.prefill_beta.get(backend, 1.0)
         return math.exp(offset) * (peak_flops / 1e12) ** beta * 1e12
 
@@ -189,7 +186,7 @@ class SpeedModel:
 
     def band(self, kind: str, backend: str) -> tuple[float, float]:
         bands = self.decode_band if kind == "decode" else self.prefill_band
-        return bands.get(backend, DEFAULTS["band"])
+        return bands.get(backend, DEFAULT_BAND)
 
 
 # -------------------------------------------------------------------------------------------
@@ -234,7 +231,7 @@ def _fit_prefill_backend(rows: list[Observation]) -> tuple[float, float, dict[st
     measurements over enough different peaks, else 1 (a constant share of the peak). Groups
     with two or more devices get their own offset; the others share the backend's.
     """
-    x = np.array([math.log(o.device.peak_flops_per_s / 1e12) for o in rows])
+    x = np.array([math.log((o.device.peak_flops_per_s or 0.0) / 1e12) for o in rows])
     y = np.array([math.log(o.pp_tps * o.prefill_flops_per_token / 1e12) for o in rows])
     devices: dict[str, set[str]] = {}
     for o in rows:

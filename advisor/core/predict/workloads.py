@@ -8,11 +8,10 @@ concurrent streams and requests per day.
 
 from __future__ import annotations
 
-import difflib
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
-from advisor.core.model.facts import ModelFacts
-from advisor.core.predict import ceilings
+from advisor.core.infra.errors import InputError
+from advisor.core.infra.lookup import did_you_mean, normalise_key
 
 
 @dataclass(frozen=True)
@@ -101,13 +100,13 @@ PRESETS: dict[str, Workload] = {
 }
 
 
-class UnknownWorkloadError(ValueError):
+class UnknownWorkloadError(InputError):
     """A workload name that is not a preset."""
 
 
 def get_workload(name: str) -> Workload:
     """A preset workload by id ('chat', 'summarise', ...), case-insensitively."""
-    key = name.strip().lower().replace("_", "-").replace(" ", "-")
+    key = normalise_key(name)
     key = {
         "summarize": "summarise",
         "longchat": "long-chat",
@@ -117,8 +116,7 @@ def get_workload(name: str) -> Workload:
     }.get(key, key)
     if key in PRESETS:
         return PRESETS[key]
-    close = difflib.get_close_matches(key, list(PRESETS), n=2, cutoff=0.3)
-    hint = f" Did you mean {' or '.join(close)}?" if close else ""
+    hint = did_you_mean(key, PRESETS, n=2, cutoff=0.3)
     raise UnknownWorkloadError(
         f"Unknown workload '{name}'.{hint} Choose one of: {', '.join(PRESETS)}, or custom."
     )
@@ -143,59 +141,4 @@ def custom_workload(
         history_tokens,
         concurrency,
         requests_per_day,
-    )
-
-
-def with_depth(workload: Workload, history_tokens: int) -> Workload:
-    return replace(workload, history_tokens=history_tokens)
-
-
-@dataclass(frozen=True)
-class WorkloadCeiling:
-    """What the physics allows for one workload on one device (no efficiency losses)."""
-
-    ttft_s: float
-    prefill_tps: float
-    decode_tps_per_user: float
-    decode_tps_aggregate: float
-    request_s: float
-    wait_per_day_s: float
-    decode_limited_by: str
-
-
-def workload_ceiling(
-    facts: ModelFacts,
-    workload: Workload,
-    bandwidth_bytes_per_s: float,
-    peak_flops_per_s: float,
-    cache_type: str = "f16",
-) -> WorkloadCeiling:
-    """Time to first token, decode speed and request time at the physical ceilings."""
-    prefill_tps = ceilings.prefill_ceiling_tps(
-        peak_flops_per_s,
-        facts.active_params,
-        facts.flops_per_token(workload.prefill_depth_tokens()) - 2.0 * facts.active_params,
-    )
-    depth = workload.decode_depth_tokens()
-    kv_per_stream = facts.kv_cache_bytes(depth, cache_type)
-    compute_tps = peak_flops_per_s / facts.flops_per_token(depth)
-    batched = ceilings.batched_decode_ceiling(
-        workload.concurrency,
-        bandwidth_bytes_per_s,
-        facts.active_weights_bytes,
-        kv_per_stream,
-        compute_tps,
-    )
-    # with B users, each prompt waits for its share of the prefill throughput
-    t = ceilings.request_time(
-        workload.prompt_tokens, workload.answer_tokens, prefill_tps, batched.per_stream_tps
-    )
-    return WorkloadCeiling(
-        ttft_s=t.ttft_s,
-        prefill_tps=prefill_tps,
-        decode_tps_per_user=batched.per_stream_tps,
-        decode_tps_aggregate=batched.aggregate_tps,
-        request_s=t.request_s,
-        wait_per_day_s=t.request_s * workload.requests_per_day,
-        decode_limited_by=batched.limited_by,
     )

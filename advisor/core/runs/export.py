@@ -10,8 +10,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from advisor.core.infra.serde import json_safe
 from advisor.core.infra.units import GB, GiB
-from advisor.core.runs.results import RunResult, TestResult, json_safe
+from advisor.core.runs.results import RunResult, TestResult
 
 CSV_COLUMNS = (
     "run_id",
@@ -82,11 +83,11 @@ def llama_bench_command(run: RunResult) -> str:
 
 
 def _device(run: RunResult) -> str:
-    return str(run.hardware.get("device_name") or run.config.device_name or "")
+    return run.device_name
 
 
 def _backend(run: RunResult) -> str:
-    return ",".join(run.llama.get("backends") or [])
+    return ",".join(run.llama.backends)
 
 
 def to_json_text(runs: Sequence[RunResult]) -> str:
@@ -104,13 +105,13 @@ def to_csv_text(runs: Sequence[RunResult]) -> str:
                 [
                     run.id,
                     time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(run.created_at)),
-                    run.model.get("name"),
-                    run.model.get("file_type"),
-                    run.model.get("weights_bytes"),
+                    run.model.name,
+                    run.model.file_type,
+                    run.model.weights_bytes,
                     _device(run),
                     _backend(run),
-                    run.llama.get("threads"),
-                    run.llama.get("gpu_layers"),
+                    run.llama.threads,
+                    run.llama.gpu_layers,
                     t.name,
                     t.kind,
                     t.n_prompt,
@@ -149,14 +150,14 @@ def _ceiling_cell(t: TestResult) -> str:
 def to_markdown(run: RunResult) -> str:
     """A llama-bench-like table with the ceiling columns, the notes and the command line."""
     m = run.model
-    size = f"{(m.get('weights_bytes') or 0) / GiB:.2f} GiB"
-    params = f"{(m.get('n_params') or 0) / 1e9:.2f} B"
+    size = f"{m.weights_bytes / GiB:.2f} GiB"
+    params = f"{m.n_params / 1e9:.2f} B"
     lines = [
-        f"# {m.get('name')} ({m.get('file_type')}) on {_device(run) or 'this machine'}",
+        f"# {m.name} ({m.file_type}) on {_device(run)}",
         "",
         f"Run {run.id}, {time.strftime('%Y-%m-%d %H:%M', time.localtime(run.created_at))}; "
-        f"llama-cpp-python {run.llama.get('llama_cpp_python_version', '?')}, backend "
-        f"{_backend(run) or '?'}, {run.llama.get('threads')} threads, "
+        f"llama-cpp-python {run.llama.llama_cpp_python_version or '?'}, backend "
+        f"{_backend(run) or '?'}, {run.llama.threads} threads, "
         f"{run.config.reps} repetitions.",
         "",
         "| model | size | params | backend | test | t/s | ceiling t/s | efficiency | GB/s moved |",
@@ -170,7 +171,7 @@ def to_markdown(run: RunResult) -> str:
             else ""
         )
         lines.append(
-            f"| {m.get('architecture')} {m.get('file_type')} | {size} | {params} | {_backend(run)} "
+            f"| {m.architecture} {m.file_type} | {size} | {params} | {_backend(run)} "
             f"| {t.name} | {t.tokens_per_s:.2f} ± {t.stddev:.2f} | {_ceiling_cell(t)} "
             f"| {eff} | {bw} |"
         )

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from advisor.core.infra.atomic import atomic_write_text
-from advisor.core.runs.results import RunResult, json_safe
+from advisor.core.infra.errors import StorageError
+from advisor.core.infra.serde import json_safe
+from advisor.core.runs.results import RunResult
 
 
-class HistoryError(OSError):
+class HistoryError(StorageError):
     """The history could not be written; the message is one sentence for the user."""
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import time
 
+from advisor.core.infra.errors import AdvisorError
 from advisor.core.infra.units import GB, fmt_seconds
-from advisor.core.runs.results import Failure, Progress, RunResult
+from advisor.core.runs.events import Failure, Progress
+from advisor.core.runs.results import RunResult
 from advisor.gui.qt import QtCore, QtWidgets
 from advisor.gui.services import AppServices
 from advisor.gui.table_models import TestsTableModel
@@ -27,8 +29,20 @@ class BenchPanel(QtWidgets.QWidget):
         layout.addWidget(heading("Benchmark"))
         self.subject = value_label(muted("Choose a model first (Model page)."))
         layout.addWidget(self.subject)
+        layout.addWidget(self._build_setup(services.settings.current))
+        layout.addLayout(self._build_controls())
+        self.live = QtWidgets.QLabel(" ")
+        layout.addWidget(self.live)
+        self.warning = value_label()
+        self.warning.setStyleSheet("color: #b26a00;")
+        self.warning.hide()
+        layout.addWidget(self.warning)
+        layout.addWidget(self._build_results(), 1)
+        self._last_progress: Progress | None = None
+        self._connect()
 
-        settings = services.settings.current
+    def _build_setup(self, settings) -> Card:
+        """The presets, and the advanced settings folded away."""
         setup = Card("What to measure")
         presets = QtWidgets.QHBoxLayout()
         self.quick = QtWidgets.QRadioButton("Quick: prefill 512 tokens, decode 128 tokens")
@@ -74,8 +88,9 @@ class BenchPanel(QtWidgets.QWidget):
         grid.addRow("KV cache type", self.cache)
         setup.body.addWidget(self.advanced)
         setup.body.addWidget(self.advanced_body)
-        layout.addWidget(setup)
+        return setup
 
+    def _build_controls(self) -> QtWidgets.QHBoxLayout:
         controls = QtWidgets.QHBoxLayout()
         self.run_button = QtWidgets.QPushButton("Run benchmark")
         self.run_button.setDefault(True)
@@ -88,14 +103,9 @@ class BenchPanel(QtWidgets.QWidget):
         controls.addWidget(self.run_button)
         controls.addWidget(self.cancel_button)
         controls.addWidget(self.progress, 1)
-        layout.addLayout(controls)
-        self.live = QtWidgets.QLabel(" ")
-        layout.addWidget(self.live)
-        self.warning = value_label()
-        self.warning.setStyleSheet("color: #b26a00;")
-        self.warning.hide()
-        layout.addWidget(self.warning)
+        return controls
 
+    def _build_results(self) -> Card:
         self.results = Card("Results")
         self.tests_model = TestsTableModel(self)
         self.table = QtWidgets.QTableView()
@@ -109,9 +119,9 @@ class BenchPanel(QtWidgets.QWidget):
         self.explanation = value_label()
         self.results.body.addWidget(self.table)
         self.results.body.addWidget(self.explanation)
-        layout.addWidget(self.results, 1)
+        return self.results
 
-        self._last_progress: Progress | None = None
+    def _connect(self) -> None:
         self.run_button.clicked.connect(self._on_run_clicked)
         self.cancel_button.clicked.connect(self._on_cancel_clicked)
         self.bench.started.connect(self._on_bench_started)
@@ -142,8 +152,7 @@ class BenchPanel(QtWidgets.QWidget):
                 threads=self.threads.value() or None,
                 gpu_layers=None if self.gpu_layers.value() < 0 else self.gpu_layers.value(),
                 flash_attn=self.flash.currentData(),
-                cache_type_k=self.cache.currentData(),
-                cache_type_v=self.cache.currentData(),
+                cache_type=self.cache.currentData(),
             )
         self.services.settings.update(
             bench_preset=self._preset(),
@@ -155,7 +164,7 @@ class BenchPanel(QtWidgets.QWidget):
         )
         try:
             config = self.services.bench_config(self._preset(), **overrides)
-        except ValueError as exc:
+        except AdvisorError as exc:
             self.services.errors.report(str(exc))
             return
         self.services.start_benchmark(config)
@@ -213,10 +222,7 @@ class BenchPanel(QtWidgets.QWidget):
         if run is None:
             return
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created_at))
-        name = str(run.model.get("name") or "model")
-        self.results.setTitle(
-            f"Results: {name} on {run.hardware.get('device_name') or 'this machine'}, {when}"
-        )
+        self.results.setTitle(f"Results: {run.model.name} on {run.device_name}, {when}")
         self.tests_model.set_rows(run.tests)
         self.table.resizeColumnsToContents()
         if run.notes:

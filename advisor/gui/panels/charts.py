@@ -15,11 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.curves import batch_curves, depth_curves
 from advisor.core.runs.results import RunResult
 from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
 from advisor.gui.widgets import heading, muted, value_label
+from advisor.usecases.charts import RunCurves
 
 MEASURED = "#1f77b4"
 CEILING = "#d62728"
@@ -101,7 +100,27 @@ class ChartsPanel(QtWidgets.QWidget):
         outer.addWidget(self.caption)
         grid = QtWidgets.QGridLayout()
         outer.addLayout(grid, 1)
+        self._build_bars()
+        self._build_depth()
+        self._build_batch()
+        self._build_roofline()
+        self.boxes = [
+            _ChartBox(self.bars, "measured-vs-ceiling"),
+            _ChartBox(self.depth, "decode-vs-depth"),
+            _ChartBox(self.batch, "many-users"),
+            _ChartBox(self.roof, "roofline"),
+        ]
+        for i, box in enumerate(self.boxes):
+            grid.addWidget(box, i // 2, i % 2)
+        # a resumed run arrives before (or after) its machine and model: redraw on each
+        for signal in (
+            self.state.run_changed,
+            self.state.machine_changed,
+            self.state.model_changed,
+        ):
+            signal.connect(self._on_state_run_changed)
 
+    def _build_bars(self) -> None:
         self.bars = _plot("1 · Measured vs ceiling", "", "tokens/s (log scale)")
         # named items join the plot's legend when added: one entry each, no manual adds
         self.bar_measured = pg.BarGraphItem(
@@ -113,6 +132,7 @@ class ChartsPanel(QtWidgets.QWidget):
         self.bars.addItem(self.bar_measured)
         self.bars.addItem(self.bar_ceiling)
 
+    def _build_depth(self) -> None:
         self.depth = _plot("2 · Decode vs context depth", "tokens already in context", "tokens/s")
         self.depth_ceiling = self.depth.plot(
             [],
@@ -127,6 +147,7 @@ class ChartsPanel(QtWidgets.QWidget):
             [], [], pen=None, symbol="o", symbolSize=9, symbolBrush=MEASURED, name="measured"
         )
 
+    def _build_batch(self) -> None:
         self.batch = _plot("3 · Many users at once", "concurrent streams", "tokens/s")
         self.batch_ceiling = self.batch.plot(
             [],
@@ -153,6 +174,7 @@ class ChartsPanel(QtWidgets.QWidget):
             name="measured per user",
         )
 
+    def _build_roofline(self) -> None:
         self.roof = _plot(
             "4 · Roofline", "arithmetic intensity (FLOP per byte, log)", "achieved TFLOP/s (log)"
         )
@@ -167,22 +189,6 @@ class ChartsPanel(QtWidgets.QWidget):
             [], [], pen=None, symbol="o", symbolSize=10, symbolBrush=MEASURED, name="your tests"
         )
         self.roof_labels: list[pg.TextItem] = []
-
-        self.boxes = [
-            _ChartBox(self.bars, "measured-vs-ceiling"),
-            _ChartBox(self.depth, "decode-vs-depth"),
-            _ChartBox(self.batch, "many-users"),
-            _ChartBox(self.roof, "roofline"),
-        ]
-        for i, box in enumerate(self.boxes):
-            grid.addWidget(box, i // 2, i % 2)
-        # a resumed run arrives before (or after) its machine and model: redraw on each
-        for signal in (
-            self.state.run_changed,
-            self.state.machine_changed,
-            self.state.model_changed,
-        ):
-            signal.connect(self._on_state_run_changed)
 
     def export_all(self, path: str) -> list[str]:
         """Save the four charts beside `path`, named after it: bench.png gives
@@ -201,37 +207,45 @@ class ChartsPanel(QtWidgets.QWidget):
     # --- updates -----------------------------------------------------------------------
 
     def _on_state_run_changed(self) -> None:
-        run, profile = self.state.run, self.state.profile
-        if run is None or profile is None:
+        run = self.state.run
+        if run is None or self.state.profile is None:
             return
-        try:  # the curves are drawn for the model the run measured, whatever is chosen now
-            facts = ModelFacts.from_json(run.model)
-        except (TypeError, ValueError, KeyError):
-            facts = None
-        name, file_type = str(run.model.get("name") or "model"), run.model.get("file_type")
-        label = name if not file_type or str(file_type) in name else f"{name} ({file_type})"
+        m = run.model
+        label = m.name if not m.file_type or m.file_type in m.name else f"{m.name} ({m.file_type})"
         self.caption.setText(
-            f"{label} on {profile.name}: red is "
-            "what the hardware allows, blue what llama.cpp measured, orange what the model "
-            "predicts."
+            f"{label} on {run.device_name}: red is what the hardware allows, blue what "
+            "llama.cpp measured, orange what the model predicts."
         )
         self._update_bars(run)
-        self._update_roofline(run, profile)
-        if facts is not None:
-            self._update_depth(run, profile, facts)
-            self._update_batch(run, profile, facts)
-        else:  # never leave an earlier run's curves under this run's caption
-            for item in (
-                self.depth_ceiling,
-                self.depth_predicted,
-                self.depth_measured,
-                self.batch_ceiling,
-                self.batch_total,
-                self.batch_user,
-                self.batch_measured,
-                self.batch_measured_user,
-            ):
-                item.setData([], [])
+        self._update_roofline(run)
+        self._clear_curves()  # never leave an earlier run's curves under this run's caption
+        self._curves_for = run.id
+        self.services.curves(run, lambda curves: self._on_curves_ready(run, curves))
+
+    def _clear_curves(self) -> None:
+        for item in (
+            self.depth_ceiling, self.depth_predicted, self.depth_measured, self.batch_ceiling,
+            self.batch_total, self.batch_user, self.batch_measured, self.batch_measured_user,
+        ):  # fmt: skip
+            item.setData([], [])
+
+    def _on_curves_ready(self, run: RunResult, curves: RunCurves | None) -> None:
+        if curves is None or getattr(self, "_curves_for", None) != run.id:
+            return  # an older run's curves arrived late, or the run's device is unknown
+        deep = [t for t in run.tests if t.kind == "decode" and t.batch == 1]
+        self.depth_ceiling.setData(curves.depth_ceiling.x, curves.depth_ceiling.y)
+        self.depth_predicted.setData(curves.depth_predicted.x, curves.depth_predicted.y)
+        self.depth_measured.setData(
+            [t.depth + t.n_gen / 2 for t in deep], [t.tokens_per_s for t in deep]
+        )
+        batched = [t for t in run.tests if t.kind == "decode" and t.depth == 0]
+        self.batch_ceiling.setData(curves.batch_ceiling.x, curves.batch_ceiling.y)
+        self.batch_total.setData(curves.batch_total.x, curves.batch_total.y)
+        self.batch_user.setData(curves.batch_per_user.x, curves.batch_per_user.y)
+        self.batch_measured.setData([t.batch for t in batched], [t.tokens_per_s for t in batched])
+        self.batch_measured_user.setData(
+            [t.batch for t in batched], [t.per_stream_tps or t.tokens_per_s for t in batched]
+        )
 
     def _update_bars(self, run: RunResult) -> None:
         tests = [
@@ -257,31 +271,12 @@ class ChartsPanel(QtWidgets.QWidget):
         self.bars.setYRange(0, top, padding=0.05)
         self.bars.setXRange(-0.6, max(len(tests) - 0.4, 0.6), padding=0)
 
-    def _update_depth(self, run: RunResult, profile, facts) -> None:
-        deep = [t for t in run.tests if t.kind == "decode" and t.batch == 1]
-        top = max([t.depth for t in deep] + [4096]) * 1.25
-        ceiling, predicted = depth_curves(facts, profile, run, max_depth=int(top))
-        self.depth_ceiling.setData(ceiling.x, ceiling.y)
-        self.depth_predicted.setData(predicted.x, predicted.y)
-        self.depth_measured.setData(
-            [t.depth + t.n_gen / 2 for t in deep], [t.tokens_per_s for t in deep]
+    def _update_roofline(self, run: RunResult) -> None:
+        # the roofline of the machine the run was measured on, as the run recorded it
+        peak = run.config.peak_flops_per_s
+        bandwidth = (
+            run.config.bandwidth_spec_bytes_per_s or run.config.bandwidth_measured_bytes_per_s
         )
-
-    def _update_batch(self, run: RunResult, profile, facts) -> None:
-        batched = [t for t in run.tests if t.kind == "decode" and t.depth == 0]
-        top = max([t.batch for t in batched] + [16]) * 2
-        ceiling, total, per_user = batch_curves(facts, profile, run, max_streams=top)
-        self.batch_ceiling.setData(ceiling.x, ceiling.y)
-        self.batch_total.setData(total.x, total.y)
-        self.batch_user.setData(per_user.x, per_user.y)
-        self.batch_measured.setData([t.batch for t in batched], [t.tokens_per_s for t in batched])
-        self.batch_measured_user.setData(
-            [t.batch for t in batched], [t.per_stream_tps or t.tokens_per_s for t in batched]
-        )
-
-    def _update_roofline(self, run: RunResult, profile) -> None:
-        peak = run.config.peak_flops_per_s or profile.peak_flops_per_s
-        bandwidth = profile.bandwidth_bytes_per_s
         points = [t for t in run.tests if t.arithmetic_intensity and t.achieved_flops_per_s]
         for label in self.roof_labels:
             self.roof.removeItem(label)

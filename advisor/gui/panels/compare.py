@@ -7,13 +7,15 @@ from dataclasses import replace
 
 import numpy as np
 
-from advisor.core.predict.projection import Projection, Verdict
+from advisor.core.predict.projection import Projection
+from advisor.core.predict.verdict import Verdict
 from advisor.core.predict.workloads import PRESETS, Workload, custom_workload
 from advisor.gui.panels.charts import MEASURED, PREDICTED, _palette_colours, _plot
 from advisor.gui.qt import QtCore, QtWidgets, pg
-from advisor.gui.services import AppServices, ProjectionTable
+from advisor.gui.services import AppServices
 from advisor.gui.table_models import OBJECT_ROLE, PinnedFirstRowProxy, ProjectionTableModel
 from advisor.gui.widgets import heading, muted, value_label
+from advisor.usecases.compare import ProjectionTable
 
 _NO_GAIN = {
     "target": "does not fit",
@@ -35,7 +37,15 @@ class ComparePanel(QtWidgets.QWidget):
             muted("Choose a model to see what other hardware would do with it.")
         )
         layout.addWidget(self.caption)
+        layout.addLayout(self._build_controls(services.settings.current.workload))
+        split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        split.addWidget(self._build_table())
+        split.addWidget(self._build_bottom())
+        split.setSizes([380, 220])
+        layout.addWidget(split, 1)
+        self._connect()
 
+    def _build_controls(self, workload: str) -> QtWidgets.QHBoxLayout:
         controls = QtWidgets.QHBoxLayout()
         self.workload = QtWidgets.QComboBox()
         for w in PRESETS.values():
@@ -60,11 +70,10 @@ class ComparePanel(QtWidgets.QWidget):
         controls.addWidget(self.custom_box)
         controls.addWidget(self.filter, 1)
         controls.addWidget(self.fits_only)
-        layout.addLayout(controls)
-        index = self.workload.findData(services.settings.current.workload)
-        self.workload.setCurrentIndex(max(0, index))
+        self.workload.setCurrentIndex(max(0, self.workload.findData(workload)))
+        return controls
 
-        split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+    def _build_table(self) -> QtWidgets.QTableView:
         self.model = ProjectionTableModel(self)
         self.proxy = PinnedFirstRowProxy(self)
         self.proxy.setSourceModel(self.model)
@@ -87,8 +96,9 @@ class ComparePanel(QtWidgets.QWidget):
         self._filter_text = ""
         self._verdict_generation = 0
         self._generation = 0
-        split.addWidget(self.table)
+        return self.table
 
+    def _build_bottom(self) -> QtWidgets.QWidget:
         bottom = QtWidgets.QWidget()
         bottom_layout = QtWidgets.QHBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
@@ -107,11 +117,10 @@ class ComparePanel(QtWidgets.QWidget):
         self.verdict.setMinimumWidth(320)
         bottom_layout.addWidget(self.chart, 3)
         bottom_layout.addWidget(self.verdict, 2)
-        split.addWidget(bottom)
-        split.setSizes([380, 220])
         self.chart.setMinimumHeight(200)
-        layout.addWidget(split, 1)
+        return bottom
 
+    def _connect(self) -> None:
         self.workload.currentIndexChanged.connect(self._on_workload_changed)
         for w in (self.prompt, self.answer, self.history, self.users):
             w.editingFinished.connect(self.refresh)

@@ -179,10 +179,7 @@ def compare_html(a: RunResult, b: RunResult) -> str:
         )
 
     def title(r: RunResult) -> str:
-        return (
-            f"{r.model.get('name')} {r.model.get('file_type')} on "
-            f"{r.hardware.get('device_name', '?')}"
-        )
+        return f"{r.model.name} {r.model.file_type} on {r.device_name}"
 
     return (
         f"<p><b>A</b>: {title(a)}<br><b>B</b>: {title(b)}</p>"

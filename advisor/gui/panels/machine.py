@@ -112,101 +112,113 @@ class MachinePanel(QtWidgets.QWidget):
         self.redetect_button.setEnabled(True)
 
     def _on_state_machine_changed(self) -> None:
-        _M, _E = f"<span style='color:{muted_colour()}'>", "</span>"
         report, profile = self.state.report, self.state.profile
         if report is None or profile is None:
             return
         self.status.setText("")
-        spec = (
-            f"{fmt_bandwidth(profile.spec_bandwidth_bytes_per_s)} "
-            f"{_M}({profile.spec_bandwidth_source}){_E}"
-            if profile.spec_bandwidth_bytes_per_s
-            else f"unknown {_M}({_without_prefix(profile.spec_bandwidth_source)}){_E}"
-        )
-        measured = (
-            f"{fmt_bandwidth(profile.measured_bandwidth_bytes_per_s)} "
-            f"{_M}(read test of system memory, "
-            f"{report.ram.measured_probe_s or 0:.1f} s){_E}"
-            if profile.measured_bandwidth_bytes_per_s
-            else "not measured"
-        )
-        peak, source = profile.compute_peak(
-            self.state.model.facts.is_quantized if self.state.model else True
-        )
-        peak_text = f"{peak / 1e12:,.2f} TFLOP/s {_M}({source}){_E}" if peak else "unknown"
-        self.runs_on_text.setText(
-            f"<b style='font-size:15px'>{profile.name}</b> with the "
-            f"<b>{profile.backend.upper()}</b> backend<br>"
-            f"Memory bandwidth, specified: {spec}<br>"
-            f"Memory bandwidth, measured: {measured}<br>"
-            f"Compute peak: {peak_text}<br>"
-            f"{_M}Decode speed is bounded by bandwidth ÷ bytes read per token; "
-            f"prefill by the compute peak.{_E}"
-        )
-        cpu, ram = report.cpu, report.ram
-        cores = (f"{cpu.physical_cores} cores" if cpu.physical_cores else "cores unknown") + (
-            f", {cpu.logical_cores} threads" if cpu.logical_cores else ""
-        )
-        features = ", ".join(
-            f
-            for f in cpu.features
-            if f.startswith(("AVX", "NEON", "FMA", "SVE", "DOTPROD", "I8MM", "AMX"))
-        )
-        ram_detail = ", ".join(
-            x
-            for x in (
-                ram.type,
-                f"{ram.speed_mts} MT/s" if ram.speed_mts else None,
-                f"{len(ram.modules)} modules" if ram.modules else None,
-            )
-            if x
-        ) or ("type and speed unknown (not readable without admin rights)")
-        gpus = (
-            "<br>".join(
-                f"{g.name}"
-                + (f" · {g.vram_total_bytes / GiB:.0f} GB" if g.vram_total_bytes else "")
-                + (f" · {g.gpu_cores}-core GPU" if g.gpu_cores else "")
-                + (" · virtual" if g.is_virtual else "")
-                for g in report.gpus
-            )
-            or "none found"
-        )
-        self.hardware_text.setText(
-            f"<b>CPU</b>: {cpu.model or 'unknown'} ({cores})<br>"
-            f"{_M}{features or 'no vector features detected'}{_E}<br>"
-            f"<b>RAM</b>: {(ram.total_bytes or 0) / GiB:.1f} GB total, "
-            f"{(ram.available_bytes or 0) / GiB:.1f} GB free<br>"
-            f"{_M}{ram_detail}{_E}<br>"
-            f"<b>GPUs</b>: {gpus}<br>"
-            f"{_M}{report.os} {report.os_version}{_E}"
-        )
-        backend = report.backend
-        if backend and backend.available:
-            devices = (
-                "<br>".join(
-                    f"{d.get('name')}: {d.get('description')}"
-                    + (
-                        f" ({int(d.get('memory_total_bytes') or 0) / GB:.0f} GB)"
-                        if d.get("memory_total_bytes")
-                        else ""
-                    )
-                    for d in backend.devices
-                )
-                or "CPU only"
-            )
-            self.llama_text.setText(
-                f"Backends: <b>{', '.join(backend.backends) or 'CPU'}</b><br>"
-                f"GPU offload: {'yes' if backend.gpu_offload else 'no (CPU build)'}<br>"
-                f"{devices}<br>"
-                f"{_M}llama-cpp-python {backend.llama_cpp_python_version}{_E}"
-            )
-        else:
-            err = backend.error if backend else "not checked"
-            self.llama_text.setText(f"llama.cpp could not be queried: {err}")
+        quantized = self.state.model.facts.is_quantized if self.state.model else True
+        self.runs_on_text.setText(_runs_on_html(report, profile, quantized))
+        self.hardware_text.setText(_hardware_html(report))
+        self.llama_text.setText(_llama_html(report))
+        m, e = f"<span style='color:{muted_colour()}'>", "</span>"
         unknown = [n for n in report.notes if n.status != "ok"]
-        notes = list(profile.notes) + [f"{_M}{n.probe}: {n.detail}{_E}" for n in unknown[:6]]
+        notes = list(profile.notes) + [f"{m}{n.probe}: {n.detail}{e}" for n in unknown[:6]]
         self.notes.setText("<br>".join(notes))
         self.notes_card.setVisible(bool(notes))
+
+
+def _runs_on_html(report, profile, quantized: bool) -> str:
+    """What runs the model, its bandwidth (specified and measured) and its compute peak."""
+    _M, _E = f"<span style='color:{muted_colour()}'>", "</span>"
+    spec = (
+        f"{fmt_bandwidth(profile.spec_bandwidth_bytes_per_s)} "
+        f"{_M}({profile.spec_bandwidth_source}){_E}"
+        if profile.spec_bandwidth_bytes_per_s
+        else f"unknown {_M}({_without_prefix(profile.spec_bandwidth_source)}){_E}"
+    )
+    measured = (
+        f"{fmt_bandwidth(profile.measured_bandwidth_bytes_per_s)} "
+        f"{_M}(read test of system memory, "
+        f"{report.ram.measured_probe_s or 0:.1f} s){_E}"
+        if profile.measured_bandwidth_bytes_per_s
+        else "not measured"
+    )
+    peak, source = profile.compute_peak(quantized)
+    peak_text = f"{peak / 1e12:,.2f} TFLOP/s {_M}({source}){_E}" if peak else "unknown"
+    return (
+        f"<b style='font-size:15px'>{profile.name}</b> with the "
+        f"<b>{profile.backend.upper()}</b> backend<br>"
+        f"Memory bandwidth, specified: {spec}<br>"
+        f"Memory bandwidth, measured: {measured}<br>"
+        f"Compute peak: {peak_text}<br>"
+        f"{_M}Decode speed is bounded by bandwidth ÷ bytes read per token; "
+        f"prefill by the compute peak.{_E}"
+    )
+
+
+def _hardware_html(report) -> str:
+    """CPU, RAM, GPUs and the OS, as detected."""
+    _M, _E = f"<span style='color:{muted_colour()}'>", "</span>"
+    cpu, ram = report.cpu, report.ram
+    cores = (f"{cpu.physical_cores} cores" if cpu.physical_cores else "cores unknown") + (
+        f", {cpu.logical_cores} threads" if cpu.logical_cores else ""
+    )
+    features = ", ".join(
+        f
+        for f in cpu.features
+        if f.startswith(("AVX", "NEON", "FMA", "SVE", "DOTPROD", "I8MM", "AMX"))
+    )
+    ram_detail = ", ".join(
+        x
+        for x in (
+            ram.type,
+            f"{ram.speed_mts} MT/s" if ram.speed_mts else None,
+            f"{len(ram.modules)} modules" if ram.modules else None,
+        )
+        if x
+    ) or ("type and speed unknown (not readable without admin rights)")
+    gpus = (
+        "<br>".join(
+            f"{g.name}"
+            + (f" · {g.vram_total_bytes / GiB:.0f} GB" if g.vram_total_bytes else "")
+            + (f" · {g.gpu_cores}-core GPU" if g.gpu_cores else "")
+            + (" · virtual" if g.is_virtual else "")
+            for g in report.gpus
+        )
+        or "none found"
+    )
+    return (
+        f"<b>CPU</b>: {cpu.model or 'unknown'} ({cores})<br>"
+        f"{_M}{features or 'no vector features detected'}{_E}<br>"
+        f"<b>RAM</b>: {(ram.total_bytes or 0) / GiB:.1f} GB total, "
+        f"{(ram.available_bytes or 0) / GiB:.1f} GB free<br>"
+        f"{_M}{ram_detail}{_E}<br>"
+        f"<b>GPUs</b>: {gpus}<br>"
+        f"{_M}{report.os} {report.os_version}{_E}"
+    )
+
+
+def _llama_html(report) -> str:
+    """The llama.cpp build: backends, offload, devices."""
+    _M, _E = f"<span style='color:{muted_colour()}'>", "</span>"
+    backend = report.backend
+    if not (backend and backend.available):
+        err = backend.error if backend else "not checked"
+        return f"llama.cpp could not be queried: {err}"
+    devices = (
+        "<br>".join(
+            f"{d.name}: {d.description}"
+            + (f" ({d.memory_total_bytes / GB:.0f} GB)" if d.memory_total_bytes else "")
+            for d in backend.devices
+        )
+        or "CPU only"
+    )
+    return (
+        f"Backends: <b>{', '.join(backend.backends) or 'CPU'}</b><br>"
+        f"GPU offload: {'yes' if backend.gpu_offload else 'no (CPU build)'}<br>"
+        f"{devices}<br>"
+        f"{_M}llama-cpp-python {backend.llama_cpp_python_version}{_E}"
+    )
 
 
 def _without_prefix(source: str) -> str:

@@ -165,6 +165,7 @@ def test_detect_on_this_machine_matches_lscpu_and_psutil():
 # --------------------------------------------------------------------------- hangs and failures
 
 
+@pytest.mark.slow
 def test_detection_returns_within_10_s_when_every_probe_hangs():
     hang = Hang()
     try:

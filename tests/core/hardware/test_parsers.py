@@ -13,6 +13,7 @@ import pytest
 
 from advisor.core.hardware import parsers as P
 from advisor.core.hardware.model import MemoryModule
+from advisor.core.hardware.ram_estimate import estimate_ram_bandwidth
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MiB = 1024**2
@@ -462,7 +463,7 @@ def test_win32_physical_memory_smbios_types_and_channels():
     modules = P.parse_cim_physical_memory(text)
     assert [m.type for m in modules] == ["DDR5", "DDR5"]  # SMBIOSMemoryType 34, not MemoryType
     assert [m.speed_mts for m in modules] == [6000, 6000]
-    estimate = P.estimate_ram_bandwidth(modules)
+    estimate = estimate_ram_bandwidth(modules)
     assert estimate.channels == 2
     assert estimate.bytes_per_s == pytest.approx(96e9)
 
@@ -541,7 +542,7 @@ def test_dmidecode_7950x3d_uses_configured_speed_and_counts_channels_not_dimms()
     assert {m.type for m in modules} == {"DDR5"}
     assert {(m.speed_mts, m.rated_speed_mts) for m in modules} == {(6000, 4800)}
     assert len({m.locator for m in modules}) == 4  # 'DIMM 0' twice, told apart by bank
-    estimate = P.estimate_ram_bandwidth(modules)
+    estimate = estimate_ram_bandwidth(modules)
     assert estimate.channels == 2  # four DIMMs on two channels
     assert estimate.bytes_per_s == pytest.approx(2 * 8 * 6000e6)  # 96 GB/s
 
@@ -551,7 +552,7 @@ def test_dmidecode_7950x_skips_empty_slots():
     assert len(modules) == 2  # two slots say 'No Module Installed'
     assert sum(m.size_bytes for m in modules) == 32 * GiB
     assert {(m.type, m.speed_mts) for m in modules} == {("DDR5", 4800)}
-    assert P.estimate_ram_bandwidth(modules).bytes_per_s == pytest.approx(76.8e9)
+    assert estimate_ram_bandwidth(modules).bytes_per_s == pytest.approx(76.8e9)
 
 
 def test_dmidecode_epyc_9454p_nine_of_twelve_channels():
@@ -559,7 +560,7 @@ def test_dmidecode_epyc_9454p_nine_of_twelve_channels():
     assert len(modules) == 9
     assert sum(m.size_bytes for m in modules) == 576 * GiB
     assert all(m.locator.endswith("DIMM 0") for m in modules)  # every Locator reads 'DIMM 0'
-    estimate = P.estimate_ram_bandwidth(modules)
+    estimate = estimate_ram_bandwidth(modules)
     assert (estimate.type, estimate.speed_mts, estimate.channels) == ("DDR5", 4800, 9)
     assert estimate.bytes_per_s == pytest.approx(9 * 8 * 4800e6)
 
@@ -568,7 +569,7 @@ def test_dmidecode_dual_xeon_8171m_twelve_ddr4_channels():
     modules = P.parse_dmidecode_memory(fixture("linux/dmidecode-2x-xeon8171m-12x32-ddr4.txt"))
     assert len(modules) == 12
     assert sum(m.size_bytes for m in modules) == 384 * GiB
-    estimate = P.estimate_ram_bandwidth(modules)
+    estimate = estimate_ram_bandwidth(modules)
     assert (estimate.type, estimate.speed_mts, estimate.channels) == ("DDR4", 2666, 12)
     assert estimate.bytes_per_s == pytest.approx(12 * 8 * 2666e6)
 
@@ -579,7 +580,7 @@ def test_dmidecode_lpddr5_counts_16_bit_devices_as_a_128_bit_bus():
     assert sum(m.size_bytes for m in modules) == 32 * GiB
     assert {(m.type, m.data_width_bits) for m in modules} == {("LPDDR5", 16)}
     assert {(m.speed_mts, m.rated_speed_mts) for m in modules} == {(5200, 6400)}
-    estimate = P.estimate_ram_bandwidth(modules)
+    estimate = estimate_ram_bandwidth(modules)
     assert estimate.bus_width_bits == 128  # not 8 x 64 bits
     assert estimate.channels == 2  # in 64-bit equivalents
     assert estimate.bytes_per_s == pytest.approx(16 * 5200e6)  # 83.2 GB/s
@@ -593,7 +594,7 @@ def test_dmidecode_without_root_says_why():
 
 def test_bandwidth_is_unknown_when_channels_cannot_be_told():
     modules = (MemoryModule(8 * GiB, "DDR4", 3200, locator="Bottom-Slot 1(left)"),)
-    estimate = P.estimate_ram_bandwidth(modules)
+    estimate = estimate_ram_bandwidth(modules)
     assert estimate.bytes_per_s is None
     assert estimate.source.startswith("unknown")
 

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from advisor.bench.machine_service import match_catalogue
 from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.hardware import parsers as P
-from advisor.core.hardware.machine import build_profile
 from advisor.core.hardware.model import BackendInfo, CpuInfo, HardwareReport, RamInfo
+from advisor.core.hardware.profile import build_profile, match_catalogue
 
-FIX = Path(__file__).resolve().parents[1] / "core" / "hardware" / "fixtures"
+FIX = Path(__file__).resolve().parent / "fixtures"
 
 
 def _report(gpus, cpu_model="AMD Ryzen 9 7950X 16-Core Processor", backends=("CPU", "CUDA")):

@@ -1,0 +1,1 @@
+"""One module per command: each takes the parsed options and returns an Output."""

@@ -1,0 +1,172 @@
+"""`advisor project`: predict the model's speed on catalogued devices, optionally calibrated
+with the user's own measurement."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import replace
+from typing import Any
+
+from advisor.cli.output import Output, format_table
+from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
+from advisor.core.infra.errors import InputError
+from advisor.core.infra.paths import app_paths
+from advisor.core.infra.units import fmt_seconds
+from advisor.core.infra.validate import number, whole_number
+from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.projection import Projection, Target
+from advisor.core.predict.reference import Reference
+from advisor.core.predict.verdict import Verdict
+from advisor.core.predict.workloads import Workload, custom_workload, get_workload
+from advisor.usecases.compare import projection_table, verdicts_from_reference
+from advisor.usecases.machine import cached_report, host_for
+from advisor.usecases.models import facts_for_choice
+from advisor.usecases.reference import read_run_file, reference_for_run, reference_from_speeds
+
+MAX_CARDS = 16
+MAX_CONTEXT = 10_000_000
+MAX_USERS = 4096
+
+
+def parse_target(text: str, catalogue: Catalogue) -> Target:
+    """'RTX 4090' or '2x RTX 3090': a device and a card count."""
+    m = re.match(r"^\s*(\d+)\s*[x×]\s*(.+)$", text)
+    count, name = (int(m.group(1)), m.group(2)) if m else (1, text)
+    if count < 1 or count > MAX_CARDS:
+        raise InputError(f"'{text}': use 1 to {MAX_CARDS} cards (e.g. '2x RTX 3090').")
+    return Target(catalogue.resolve(name), count=count)
+
+
+def workload_from(args: argparse.Namespace) -> Workload:
+    """The workload the options describe: a preset, or custom numbers, each checked."""
+    prompt = None if args.prompt is None else whole_number("--prompt", args.prompt, 0, MAX_CONTEXT)
+    answer = None if args.answer is None else whole_number("--answer", args.answer, 1, MAX_CONTEXT)
+    if args.workload and args.workload != "custom":
+        w = get_workload(args.workload)
+    elif args.workload == "custom" or prompt is not None or answer is not None:
+        w = custom_workload(512 if prompt is None else prompt, 128 if answer is None else answer)
+    elif args.depth is not None:
+        w = custom_workload(512, 128)  # llama-bench's pp512 / tg128, at the given depth
+    else:
+        w = get_workload("chat")
+    if args.depth is not None:
+        w = replace(w, history_tokens=whole_number("--depth", args.depth, 0, MAX_CONTEXT))
+    if args.concurrency is not None:
+        w = replace(w, concurrency=whole_number("--concurrency", args.concurrency, 1, MAX_USERS))
+    return w
+
+
+def _reference(args: argparse.Namespace, catalogue: Catalogue) -> Reference | None:
+    if args.result and args.from_device:
+        raise InputError("Give either --result RUN.json or --from-device, not both.")
+    if args.result:
+        return reference_for_run(read_run_file(args.result), catalogue)
+    if args.from_device:
+        return reference_from_speeds(
+            catalogue, args.from_device, args.from_tg, args.from_pp, args.from_backend
+        )
+    if args.from_tg is not None or args.from_pp is not None:
+        raise InputError("--from-tg and --from-pp need --from-device (the device you measured).")
+    return None
+
+
+def run(args: argparse.Namespace) -> Output:
+    catalogue = load_catalogue()
+    facts = facts_for_choice(args.model, args.shape, args.quant)
+    workload = workload_from(args)
+    reference = _reference(args, catalogue)
+    host = host_for(
+        cached_report(app_paths()),
+        ram_gb=None if args.ram_gb is None else number("--ram-gb", args.ram_gb, 0, 65536),
+        ram_bandwidth_gbs=(
+            None
+            if args.ram_bandwidth_gbs is None
+            else number("--ram-bandwidth-gbs", args.ram_bandwidth_gbs, 0, 20000)
+        ),
+    )
+    targets = [parse_target(t, catalogue) for t in args.to] if args.to else None
+    if args.backend or args.memory_gb is not None:
+        memory = None if args.memory_gb is None else number("--memory-gb", args.memory_gb, 0, 4096)
+        targets = [
+            replace(t, backend=(args.backend or "").lower() or None, memory_gb=memory)
+            for t in (targets or [Target(d) for d in catalogue])
+        ]
+    targets = targets if targets is not None else [Target(d) for d in catalogue]
+    table = projection_table(
+        facts, workload, catalogue=catalogue, host=host, reference=reference, targets=targets
+    )
+    verdicts = (
+        verdicts_from_reference(facts, targets, workload, host=host, reference=reference)
+        if reference is not None
+        else []
+    )
+    data = {
+        "model": facts.to_json(),
+        "workload": workload.to_json(),
+        "host": {
+            "ram_bytes": host.ram_bytes,
+            "ram_bandwidth_bytes_per_s": host.ram_bandwidth_bytes_per_s,
+        },
+        "reference": None if reference is None else _reference_json(reference),
+        "targets": [p.to_json() for p in table.projections],
+        "verdicts": [v.to_json() for v in verdicts],
+    }
+    return Output(data, lambda: text(facts, workload, reference, table.projections, verdicts))
+
+
+def _reference_json(reference: Reference) -> dict[str, Any]:
+    return {
+        "device": reference.device.name,
+        "backend": reference.backend,
+        "tg_tps": reference.tg_tps,
+        "pp_tps": reference.pp_tps,
+    }
+
+
+def text(
+    facts: ModelFacts,
+    workload: Workload,
+    reference: Reference | None,
+    projections: list[Projection],
+    verdicts: list[Verdict],
+) -> str:
+    lines = [
+        f"{facts.name} ({facts.file_type}, {facts.weights_bytes / 1e9:.2f} GB), workload "
+        f"'{workload.label}': {workload.prompt_tokens:,} tokens in, {workload.answer_tokens:,} "
+        f"out, {workload.history_tokens:,} of history, {workload.concurrency} at once"
+    ]
+    if reference:
+        lines.append(
+            f"Calibrated with your measurement on {reference.device.name} "
+            f"({reference.backend}): {reference.tg_tps} t/s decode"
+            + (f", {reference.pp_tps} t/s prefill" if reference.pp_tps else "")
+        )
+    rows = []
+    for p in projections:
+        if p.fits == "no":
+            rows.append([p.device, p.backend, "no", "-", "-", "-", "-", "-", "-"])
+            continue
+        band = f"{p.decode_tps_low:.0f}-{p.decode_tps_high:.0f}" if p.decode_tps_low else ""
+        per_user = f"{p.per_user_tps:.1f}" if workload.concurrency > 1 and p.per_user_tps else ""
+        rows.append(
+            [
+                p.device,
+                p.backend,
+                p.fits,
+                f"{p.decode_tps:.1f}" if p.decode_tps else "n/a",
+                band,
+                per_user,
+                f"{p.prefill_tps:,.0f}" if p.prefill_tps else "n/a",
+                fmt_seconds(p.ttft_s),
+                p.basis,
+            ]
+        )
+    headers = [
+        "device", "backend", "fits", "decode t/s", "band", "per user", "prefill t/s",
+        "first token", "basis",
+    ]  # fmt: skip
+    lines.append(format_table(headers, rows, right=(3, 4, 5, 6, 7)))
+    lines += [f"  {p.device}: {note}" for p in projections for note in p.notes]
+    lines += [f"\n{v.sentence}" for v in verdicts]
+    return "\n".join(lines)

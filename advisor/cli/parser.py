@@ -1,0 +1,134 @@
+"""The command line's options. Numbers are taken as typed and checked by the same validators
+the app uses (advisor.core.infra.validate), so every refusal is one sentence with the range."""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+from advisor.core.infra.errors import InputError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a mistake as one sentence (exit status 2), not a usage dump."""
+
+    def error(self, message: str) -> NoReturn:
+        raise InputError(f"{message} (see '{self.prog} --help')")
+
+
+def _json_parent() -> argparse.ArgumentParser:
+    """--json, declared once and shared by every command."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--json", action="store_true", help="machine-readable output (SI units, stable keys)"
+    )
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `advisor` command and its sub-commands."""
+    p = Parser(
+        prog="advisor",
+        description="LLM Hardware Advisor: what limits your LLM speed, "
+        "and what an upgrade would buy. Without a command, opens the app.",
+    )
+    p.add_argument("--version", action="store_true", help="the versions of everything inside")
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    sub = p.add_subparsers(dest="command", parser_class=Parser)
+    js = _json_parent()
+
+    g = sub.add_parser("gui", help="open the app (optionally with a model chosen)")
+    g.add_argument("model", nargs="?", help="a .gguf file to open")
+
+    t = sub.add_parser("detect", parents=[js], help="this machine's hardware (+ RAM bandwidth)")
+    t.add_argument("--no-probe", action="store_true", help="skip the memory bandwidth test")
+
+    i = sub.add_parser("inspect", parents=[js], help="model facts from a GGUF header")
+    i.add_argument("model", help="path to a .gguf file")
+
+    sub.add_parser("shapes", parents=[js], help="built-in model shapes and their sizes")
+
+    d = sub.add_parser("devices", parents=[js], help="the device catalogue")
+    d.add_argument("--search", metavar="TEXT", help="only devices matching TEXT, best first")
+
+    y = sub.add_parser("synth", parents=[js], help="write a random-weight GGUF of a real shape")
+    y.add_argument("out", help="the .gguf file to write")
+    y.add_argument("--shape", required=True, help="a built-in shape (see 'advisor shapes')")
+    y.add_argument("--quant", default="q4_0", help="quantisation, e.g. q4_0, q4_k_m, q8_0, f16")
+    y.add_argument("--layers", help="fewer layers than the real model, for quick tests")
+    y.add_argument("--force", action="store_true", help="replace an existing file")
+
+    _project_parser(sub.add_parser("project", parents=[js], help="predict your model's speed"))
+    _bench_parser(sub.add_parser("bench", parents=[js], help="measure a model like llama-bench"))
+    return p
+
+
+def _project_parser(j: argparse.ArgumentParser) -> None:
+    src = j.add_argument_group("the model")
+    src.add_argument("--model", help="a .gguf file (its header is read, not its weights)")
+    src.add_argument("--shape", help="a built-in shape instead of a file (see 'advisor shapes')")
+    src.add_argument("--quant", help="quantisation of the shape (default q4_k_m)")
+    ref = j.add_argument_group("your measurement (optional)")
+    ref.add_argument("--from-device", help="the device you measured on")
+    ref.add_argument("--from-tg", help="your measured decode tokens/s (tg128)")
+    ref.add_argument("--from-pp", help="your measured prefill tokens/s (pp512)")
+    ref.add_argument("--from-backend", help="the backend you measured with")
+    ref.add_argument("--result", help="a run saved by 'advisor bench --json' or exported")
+    j.add_argument(
+        "--to",
+        action="append",
+        metavar="NAME",
+        help="a target device, e.g. 'RTX 4090' or '2x RTX 3090' (repeatable; "
+        "default: every catalogued device)",
+    )
+    j.add_argument("--backend", help="cpu, cuda, metal, rocm, vulkan or sycl (default: usual)")
+    j.add_argument("--memory-gb", help="the memory option of the targets")
+    wl = j.add_argument_group("the workload")
+    wl.add_argument(
+        "--workload", help="chat, summarise, long-chat, many-users, coding-agent, custom"
+    )
+    wl.add_argument("--depth", help="tokens of history already in the KV cache")
+    wl.add_argument("--prompt", help="prompt tokens (custom workload)")
+    wl.add_argument("--answer", help="answer tokens (custom workload)")
+    wl.add_argument("--concurrency", help="users at once")
+    hw = j.add_argument_group("the host (for layers that do not fit a card)")
+    hw.add_argument("--ram-gb", help="system RAM (default: this machine's)")
+    hw.add_argument("--ram-bandwidth-gbs", help="system RAM bandwidth in GB/s")
+
+
+def _bench_parser(b: argparse.ArgumentParser) -> None:
+    b.add_argument("model", nargs="?", help="a .gguf file")
+    b.add_argument(
+        "--synthetic",
+        metavar="SHAPE[:QUANT]",
+        help="a random-weight model of a built-in shape, e.g. llama-3.2-1b:q4_0",
+    )
+    b.add_argument("--layers", help="fewer layers for a synthetic model (quick runs)")
+    b.add_argument("--pp", default="512", help="prompt sizes to prefill, e.g. 512 or 128,512")
+    b.add_argument("--tg", default="128", help="tokens to generate, e.g. 128")
+    b.add_argument("--reps", default="3", help="repetitions per test (default 3)")
+    b.add_argument("--depth", default="0", help="context depths for decode, e.g. 0,4096")
+    b.add_argument("--batch", default="1", help="concurrent streams for decode, e.g. 1,4,16")
+    b.add_argument("--threads", help="CPU threads (default: llama-bench's for this machine)")
+    b.add_argument("--gpu-layers", help="layers on the GPU (default: all, if any GPU)")
+    b.add_argument("--batch-size", default="2048", help="llama.cpp n_batch")
+    b.add_argument("--ubatch-size", default="512", help="llama.cpp n_ubatch")
+    b.add_argument("--flash-attn", choices=("auto", "on", "off"), default="auto")
+    b.add_argument(
+        "--cache-type", choices=("f16", "q8_0", "q4_0"), default="f16", help="KV cache type"
+    )
+    b.add_argument("--no-warmup", action="store_true")
+    b.add_argument(
+        "--allow-oversize",
+        action="store_true",
+        help="run even when the model looks too large for free memory",
+    )
+    b.add_argument("--no-save", action="store_true", help="do not add the run to the history")
+    b.add_argument("--label", help="a label for the run in the history")
+    b.add_argument(
+        "--watchdog",
+        default="300",
+        help="seconds without progress before the run is stopped (default 300)",
+    )
+    b.add_argument("--quiet", action="store_true", help="no progress line")
+    b.add_argument("--verbose", action="store_true", help="llama.cpp's log on failure")

@@ -1,0 +1,258 @@
+"""This machine, as the advisor sees it: which device runs the model, at what bandwidth.
+
+Joins the hardware report (what was detected) with the catalogue (what the vendor specifies)
+into one `MachineProfile`: the device llama.cpp will run on (a catalogued GPU or Apple chip,
+or this computer's CPU and RAM), its spec and measured bandwidth with their sources, its peak
+FLOP/s, and the host RAM that spilled layers would use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from advisor.core.catalogue.catalogue import Catalogue
+from advisor.core.catalogue.device import Device
+from advisor.core.hardware.cpu_device import cpu_device, cpu_peak_flops
+from advisor.core.hardware.model import GpuInfo, HardwareReport
+from advisor.core.infra.units import GB, GiB
+
+DEFAULT_RAM_BANDWIDTH_BYTES_PER_S = 50e9  # a dual-channel DDR4/DDR5 desktop, when nothing is known
+GPU_BACKENDS = ("cuda", "metal", "rocm", "vulkan", "sycl")
+
+
+@dataclass(frozen=True)
+class Host:
+    """The computer a GPU sits in: where spilled layers go."""
+
+    ram_bytes: float
+    ram_bandwidth_bytes_per_s: float
+    label: str = "system RAM"
+
+
+def host_from_report(report: HardwareReport | None, fallback_ram_bytes: float) -> Host:
+    """The host RAM and its bandwidth: the modules' rated figure, else the measured one, else
+    an assumed dual-channel desktop. The one answer for the CLI and the app."""
+    if report is None:
+        return Host(fallback_ram_bytes, DEFAULT_RAM_BANDWIDTH_BYTES_PER_S)
+    ram = report.ram
+    bandwidth = (
+        ram.theoretical_bandwidth_bytes_per_s
+        or ram.measured_bandwidth_bytes_per_s
+        or DEFAULT_RAM_BANDWIDTH_BYTES_PER_S
+    )
+    return Host(float(ram.total_bytes or fallback_ram_bytes), float(bandwidth))
+
+
+@dataclass(frozen=True)
+class MachineProfile:
+    """The device the benchmark runs on, and the numbers that explain it."""
+
+    name: str  # "GeForce RTX 4090", "Apple M3 Max (40-core GPU)", "Intel Xeon (2 cores), DDR5"
+    device: Device  # a catalogue record, or one made for this CPU
+    backend: str  # "cuda", "metal", "cpu" ...
+    catalogue_id: str | None
+    spec_bandwidth_bytes_per_s: float | None
+    spec_bandwidth_source: str
+    measured_bandwidth_bytes_per_s: float | None
+    peak_flops_per_s: float | None
+    peak_flops_source: str
+    host: Host
+    notes: tuple[str, ...] = field(default=())
+    # CPUs run quantised models on int8 dot products: a different (higher) compute peak
+    peak_quantized_ops_per_s: float | None = None
+    peak_quantized_source: str = ""
+
+    def compute_peak(self, quantized: bool) -> tuple[float | None, str]:
+        """The compute roof for a model: int8 peak for quantised models on a CPU."""
+        if quantized and self.peak_quantized_ops_per_s:
+            return self.peak_quantized_ops_per_s, self.peak_quantized_source
+        return self.peak_flops_per_s, self.peak_flops_source
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        return (
+            self.spec_bandwidth_bytes_per_s
+            or self.measured_bandwidth_bytes_per_s
+            or DEFAULT_RAM_BANDWIDTH_BYTES_PER_S
+        )
+
+    @property
+    def bandwidth_source(self) -> str:
+        """Where the bandwidth the ceilings use comes from, in words."""
+        if self.spec_bandwidth_bytes_per_s:
+            return self.spec_bandwidth_source
+        if self.measured_bandwidth_bytes_per_s:
+            return (
+                "measured on this machine (the memory speed is not readable without admin rights)"
+            )
+        return "assumed: neither the memory speed nor a measurement is available"
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["device"] = self.device.to_json()
+        d["bandwidth_bytes_per_s"] = self.bandwidth_bytes_per_s
+        return d
+
+
+def build_profile(
+    report: HardwareReport, catalogue: Catalogue, *, chosen_device_id: str | None = None
+) -> MachineProfile:
+    """The machine profile from detection, the catalogue and (optionally) the user's choice."""
+    backends = {b.lower() for b in (report.backend.backends if report.backend else ())}
+    gpu_backend = next((b for b in GPU_BACKENDS if b in backends), None)
+    host = host_from_report(report, 16 * GiB)
+    chosen = catalogue.by_id(chosen_device_id) if chosen_device_id else None
+    gpu, gpu_seen = _detected_gpu(report, catalogue)
+    notes: list[str] = []
+    if chosen is not None and not chosen.is_cpu:
+        gpu = chosen
+        notes.append(f"Device chosen by hand: {chosen.name}.")
+    if gpu is not None and (gpu_backend or chosen is not None or gpu.device_class == "apple_soc"):
+        return _gpu_profile(report, gpu, gpu_seen, gpu_backend, chosen, host, notes)
+    return _cpu_profile(report, catalogue, chosen, host, notes)
+
+
+def _detected_gpu(
+    report: HardwareReport, catalogue: Catalogue
+) -> tuple[Device | None, GpuInfo | None]:
+    """The first real GPU the catalogue knows, and what the driver said about it."""
+    for g in report.gpus:
+        if g.is_virtual:
+            continue
+        d = catalogue.by_id(g.catalogue_id) if g.catalogue_id else catalogue.try_resolve(g.name)
+        if d is not None and not d.is_cpu:
+            return d, g
+    return None, None
+
+
+def _gpu_profile(
+    report: HardwareReport,
+    gpu: Device,
+    gpu_seen: GpuInfo | None,
+    gpu_backend: str | None,
+    chosen: Device | None,
+    host: Host,
+    notes: list[str],
+) -> MachineProfile:
+    backend = gpu_backend or gpu.usual_backend
+    if not gpu_backend and chosen is None:
+        notes.append(
+            f"The installed llama.cpp has no GPU backend, so the {gpu.name} is "
+            "not used; the projection assumes a build with "
+            f"{gpu.usual_backend}."
+        )
+    source = "; ".join(s["url"] for s in gpu.sources[:1])
+    if gpu_seen and gpu_seen.bandwidth_bytes_per_s and not gpu.unified_memory:
+        notes.append(
+            f"The driver reports {gpu_seen.bandwidth_bytes_per_s / GB:.0f} GB/s for "
+            f"this card; the catalogue's vendor figure is {gpu.memory_bandwidth_gbs:.0f}."
+        )
+    measured = report.ram.measured_bandwidth_bytes_per_s
+    return MachineProfile(
+        name=gpu.name,
+        device=gpu,
+        backend=backend,
+        catalogue_id=gpu.id,
+        spec_bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
+        spec_bandwidth_source=f"vendor figure ({source})",
+        measured_bandwidth_bytes_per_s=measured if gpu.unified_memory else None,
+        peak_flops_per_s=gpu.peak_flops_per_s,
+        peak_flops_source=(
+            "dense FP16 tensor peak"
+            if gpu.fp16_tensor_tflops
+            else "FP32 peak (estimate)"
+            if gpu.fp32_tflops_is_estimate
+            else "FP32 peak"
+        ),
+        host=host,
+        notes=tuple(notes),
+    )
+
+
+def _cpu_profile(
+    report: HardwareReport,
+    catalogue: Catalogue,
+    chosen: Device | None,
+    host: Host,
+    notes: list[str],
+) -> MachineProfile:
+    """CPU inference: the CPU and this machine's RAM."""
+    cpu, ram = report.cpu, report.ram
+    measured = ram.measured_bandwidth_bytes_per_s
+    matched = (
+        chosen
+        if (chosen is not None and chosen.is_cpu)
+        else (
+            catalogue.by_id(cpu.catalogue_id)
+            if cpu.catalogue_id
+            else (catalogue.try_resolve(cpu.model) if cpu.model else None)
+        )
+    )
+    if matched is not None and not matched.is_cpu:
+        matched = None
+    spec: float | None
+    if ram.theoretical_bandwidth_bytes_per_s:
+        spec = ram.theoretical_bandwidth_bytes_per_s
+        spec_source = ram.theoretical_bandwidth_source or "memory modules"
+    elif matched is not None:
+        spec = matched.bandwidth_bytes_per_s
+        spec_source = (
+            f"catalogue: {matched.name} at its highest supported memory speed "
+            "(your modules may be slower)"
+        )
+    else:
+        spec, spec_source = None, "memory speed not readable without admin rights"
+    if spec is None and measured is None:
+        notes.append(
+            "Neither the memory speed nor a measured bandwidth is known; assuming "
+            f"{DEFAULT_RAM_BANDWIDTH_BYTES_PER_S / GB:.0f} GB/s."
+        )
+    peak, peak_source = (
+        (matched.peak_flops_per_s, "catalogue FP32 estimate")
+        if (matched is not None and matched.peak_flops_per_s)
+        else cpu_peak_flops(cpu)
+    )
+    bandwidth = spec or measured or DEFAULT_RAM_BANDWIDTH_BYTES_PER_S
+    peak_q, peak_q_source = cpu_peak_flops(cpu, quantized=True)
+    device = cpu_device(cpu, ram, bandwidth, peak, matched)
+    cores = cpu.physical_cores or cpu.logical_cores
+    return MachineProfile(
+        name=device.name + (f" ({cores} cores)" if cores else ""),
+        device=device,
+        backend="cpu",
+        catalogue_id=matched.id if matched else None,
+        spec_bandwidth_bytes_per_s=spec,
+        spec_bandwidth_source=spec_source,
+        measured_bandwidth_bytes_per_s=measured,
+        peak_flops_per_s=peak,
+        peak_flops_source=peak_source,
+        host=host,
+        notes=tuple(notes),
+        peak_quantized_ops_per_s=peak_q,
+        peak_quantized_source=peak_q_source,
+    )
+
+
+def match_catalogue(report: HardwareReport, catalogue: Catalogue) -> HardwareReport:
+    """Fill catalogue_id on the CPU and every GPU the catalogue knows."""
+    cpu = report.cpu
+    if cpu.model and not cpu.catalogue_id:
+        d = catalogue.try_resolve(cpu.model)
+        if d is not None and d.is_cpu:
+            cpu = replace(cpu, catalogue_id=d.id)
+    gpus = []
+    for g in report.gpus:
+        if g.catalogue_id or g.is_virtual:
+            gpus.append(g)
+            continue
+        name = g.name
+        if g.gpu_cores and "core" not in name.lower():
+            name = f"{name} {g.gpu_cores}-core GPU"
+        d = catalogue.try_resolve(name)
+        if d is None and g.vram_total_bytes:
+            d = catalogue.try_resolve(f"{g.name} {round(g.vram_total_bytes / 1024**3)}GB")
+        if d is None and g.pci_id:
+            d = next((x for x in catalogue if g.pci_id.lower() in x.pci_device_ids), None)
+        gpus.append(replace(g, catalogue_id=d.id) if d is not None and not d.is_cpu else g)
+    return replace(report, cpu=cpu, gpus=tuple(gpus))

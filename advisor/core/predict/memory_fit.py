@@ -1,0 +1,100 @@
+"""Does a model fit a device? Usable memory per device kind, and where spilled layers go.
+
+A dedicated card loses about a GiB to the driver and its context; Apple lets the GPU use
+about two thirds of small memories and three quarters of larger ones; other unified-memory
+machines keep a few GiB for the OS. What does not fit runs from system RAM (a discrete card)
+or from the CPU side of the same memory (unified), at that memory's speed (`partial`); what
+fits nowhere is `no`, never a number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.core.catalogue.device import Device
+from advisor.core.hardware.profile import Host
+from advisor.core.infra.units import GB, GiB
+
+DEDICATED_RESERVE_BYTES = 1.0 * GiB  # driver, CUDA/Vulkan context, compute buffers
+UNIFIED_OS_RESERVE_BYTES = 4.0 * GiB
+# Metal's recommendedMaxWorkingSetSize: about 2/3 of small and 3/4 of larger memories
+APPLE_GPU_SHARE_SMALL = 0.67
+APPLE_GPU_SHARE_LARGE = 0.75
+APPLE_LARGE_MEMORY_GB = 36
+# the CPU side of a unified memory reaches about half of its bandwidth
+UNIFIED_CPU_SIDE_SHARE = 0.5
+
+
+def usable_memory_bytes(device: Device, memory_gb: float) -> float:
+    """Memory a model can use on the device: minus driver reserve, or the GPU's share of RAM."""
+    total = memory_gb * GiB
+    if device.device_class == "apple_soc":
+        large = memory_gb >= APPLE_LARGE_MEMORY_GB
+        return total * (APPLE_GPU_SHARE_LARGE if large else APPLE_GPU_SHARE_SMALL)
+    if device.unified_memory:
+        return total - UNIFIED_OS_RESERVE_BYTES
+    return total - DEDICATED_RESERVE_BYTES
+
+
+def memory_option(device: Device, need: float, count: int, chosen: float | None) -> float:
+    """The memory option to project: the user's choice, else the smallest that fits, else the
+    largest."""
+    if chosen is not None:
+        return chosen
+    for option in sorted(device.memory_sizes_gb):
+        if usable_memory_bytes(device, option) * count >= need:
+            return option
+    return max(device.memory_sizes_gb)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Where a model and its KV cache live on a device (and its host)."""
+
+    fits: str  # "yes" | "partial" | "no"
+    share_on_device: float  # share of the bytes in the device's own memory
+    spill_bandwidth_bytes_per_s: float  # where the rest is read from
+    spill_label: str  # "system RAM", "the CPU side of the same memory"
+    note: str = ""
+
+
+def fit_on(
+    device: Device,
+    count: int,
+    need_bytes: float,
+    memory_gb: float,
+    host: Host,
+    memory_chosen: bool = False,
+) -> Fit:
+    """Does `need_bytes` fit `count` of `device` at `memory_gb` each, and if only partly,
+    where does the rest go and how fast is it read?"""
+    usable = usable_memory_bytes(device, memory_gb) * count
+    bandwidth = device.bandwidth_bytes_per_s
+    if need_bytes <= usable:
+        return Fit("yes", 1.0, bandwidth, "bandwidth")
+    spill = need_bytes - usable
+    if device.unified_memory:
+        room = memory_gb * GiB * count - UNIFIED_OS_RESERVE_BYTES
+        spill_bw = bandwidth * UNIFIED_CPU_SIDE_SHARE
+        label = where = "the CPU side of the same memory"
+    else:
+        room = usable + max(0.0, host.ram_bytes - UNIFIED_OS_RESERVE_BYTES)
+        spill_bw, label = host.ram_bandwidth_bytes_per_s, host.label
+        where = f"{host.label} at {host.ram_bandwidth_bytes_per_s / GB:.0f} GB/s"
+    if need_bytes > room:
+        cfg = (f"{count} x " if count > 1 else "") + f"{memory_gb:g} GiB"
+        note = (
+            f"Does not fit: the model and its KV cache need {need_bytes / GiB:.1f} GiB; {cfg} "
+            f"plus {host.ram_bytes / GiB:.0f} GiB of {host.label} is not enough."
+            if not device.unified_memory
+            else f"Does not fit: needs {need_bytes / GiB:.1f} GiB, the "
+            + ("chosen " if memory_chosen else "largest ")
+            + f"{device.name} has {memory_gb:g} GiB."
+        )
+        return Fit("no", 0.0, spill_bw, label, note)
+    share = max(0.0, usable / need_bytes)
+    note = (
+        f"Partial offload: {1 - share:.0%} of the model ({spill / GiB:.1f} GiB) does not fit "
+        f"in {memory_gb:g} GiB and runs from {where}, which sets the decode speed."
+    )
+    return Fit("partial", share, spill_bw, label, note)

@@ -1,0 +1,163 @@
+"""The upgrade verdict: how much faster a target device is than the current one, per workload,
+and one sentence that says what limits the current device and what the upgrade changes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from advisor.core.hardware.profile import Host
+from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.projection import Target, basis_rank, project
+from advisor.core.predict.reference import Reference
+from advisor.core.predict.speed_model import SpeedModel
+from advisor.core.predict.workloads import PRESETS, Workload
+
+
+@dataclass(frozen=True)
+class WorkloadGain:
+    workload: str
+    label: str
+    speedup: float | None  # request time before / after
+    prefill_speedup: float | None
+    decode_speedup: float | None
+    bound_by: str  # "prefill" or "decode": what dominates the time on the current device
+    hours_saved_per_day: float | None
+    fits: str
+    # without a speed-up: why ("source": the current device cannot run it, "target": the new
+    # one cannot, "estimate": no compute figure to time the prompt)
+    missing: str = ""
+    limited_by: str = ""  # what caps decode on the current device: bandwidth, compute, a spill
+
+
+@dataclass(frozen=True)
+class Verdict:
+    source: str
+    target: str
+    gains: tuple[WorkloadGain, ...]
+    price_usd: float | None
+    price_per_speedup_usd: float | None  # launch price / (speed-up - 1) on the chosen workload
+    sentence: str
+    basis: str
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a and b else None
+
+
+def upgrade_verdict(
+    facts: ModelFacts,
+    source: Target,
+    target: Target,
+    *,
+    host: Host,
+    reference: Reference | None = None,
+    workloads: list[Workload] | None = None,
+    focus: str = "chat",
+    model: SpeedModel | None = None,
+) -> Verdict:
+    """How much faster the target is than the source, per workload, and a one-sentence verdict."""
+    workloads = workloads or list(PRESETS.values())
+    gains = []
+    basis = "measured"  # the weakest basis of any number the verdict rests on
+    for w in workloads:
+        a = project(facts, source, w, host=host, reference=reference, model=model)
+        b = project(facts, target, w, host=host, reference=reference, model=model)
+        basis = min(basis, a.basis, b.basis, key=basis_rank)
+        if a.fits == "no" or b.fits == "no" or not a.request_s or not b.request_s:
+            missing = "source" if a.fits == "no" else "target" if b.fits == "no" else "estimate"
+            gains.append(
+                WorkloadGain(w.id, w.label, None, None, None, "", None, b.fits, missing=missing)
+            )
+            continue
+        prefill_time = a.ttft_s or 0.0
+        bound = "prefill" if prefill_time > a.request_s / 2 else "decode"
+        saved = (
+            (a.wait_per_day_s - b.wait_per_day_s) / 3600
+            if a.wait_per_day_s and b.wait_per_day_s
+            else None
+        )
+        gains.append(
+            WorkloadGain(
+                w.id,
+                w.label,
+                a.request_s / b.request_s,
+                _ratio(b.prefill_tps, a.prefill_tps),
+                _ratio(b.per_user_tps, a.per_user_tps),
+                bound,
+                saved,
+                b.fits,
+                limited_by=a.decode_limited_by,
+            )
+        )
+    price = (
+        target.device.launch_price_usd * max(1, target.count)
+        if target.device.launch_price_usd
+        else None
+    )
+    focus_gain = next((g for g in gains if g.workload == focus and g.speedup), None)
+    per_speedup = (
+        price / (focus_gain.speedup - 1)
+        if price and focus_gain and focus_gain.speedup and focus_gain.speedup > 1.01
+        else None
+    )
+    sentence = _sentence(source.device.name, target.device.name, gains, focus)
+    return Verdict(
+        source.device.name, target.device.name, tuple(gains), price, per_speedup, sentence, basis
+    )
+
+
+def _sentence(source: str, target: str, gains: list[WorkloadGain], focus: str) -> str:
+    usable = [g for g in gains if g.speedup]
+    if not usable:
+        reasons = {g.missing for g in gains}
+        if reasons == {"target"}:
+            return f"The model does not fit the {target}."
+        if reasons == {"source"}:
+            return f"The model does not fit the {source}, so there is nothing to compare with."
+        return (
+            f"No comparison: the {source} or the {target} lacks a figure needed to time these "
+            "workloads."
+        )
+    main = next((g for g in usable if g.workload == focus), usable[0])
+    assert main.speedup is not None
+    speed = (
+        f"{main.speedup:.1f}x faster than"
+        if main.speedup >= 1.05
+        else "about as fast as"
+        if main.speedup > 0.95
+        else f"slower ({main.speedup:.2f}x) than"
+    )
+    parts = [f'For "{main.label}" the {target} is {speed} the {source} ({_bound(main)})']
+    other = [g for g in usable if g.bound_by != main.bound_by]
+    if other:
+        best = max(other, key=lambda g: g.speedup or 0)
+        parts.append(
+            f'"{best.label}" is {_bound(best, short=True)} and gains {best.speedup or 0:.1f}x'
+        )
+    text = "; ".join(parts) + "."
+    for reason, who in (("target", "It"), ("source", f"The {source}")):
+        names = [f'"{g.label}"' for g in gains if g.missing == reason]
+        if names:
+            text += f" {who} cannot run the model for {', '.join(names)}."
+    return text
+
+
+def _bound(gain: WorkloadGain, short: bool = False) -> str:
+    """What limits the current device on this workload, in words."""
+    if gain.bound_by == "prefill":
+        return "compute-bound" if short else "prefill-bound: compute"
+    limit = gain.limited_by or "bandwidth"
+    words = {
+        "bandwidth": "memory bandwidth",
+        "compute": "compute, with many users at once",
+    }.get(limit, f"the layers that spill to {limit}")
+    if short:
+        return {"bandwidth": "bandwidth-bound", "compute": "compute-bound"}.get(
+            limit, f"limited by {words}"
+        )
+    return f"decode-bound: {words}"

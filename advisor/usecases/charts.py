@@ -1,0 +1,50 @@
+"""What the Charts page draws for a run: the curves over context depth and streams, on the
+device the run was measured on (the same device and reference `advisor project --result`
+uses for that run)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.core.catalogue.catalogue import Catalogue
+from advisor.core.catalogue.device import Device
+from advisor.core.hardware.profile import Host
+from advisor.core.predict.curves import Curve, batch_curves, depth_curves
+from advisor.core.predict.reference import Reference, device_for_run, reference_from_run
+from advisor.core.runs.results import RunResult
+
+
+@dataclass(frozen=True)
+class RunCurves:
+    device: Device
+    backend: str
+    depth_ceiling: Curve
+    depth_predicted: Curve
+    batch_ceiling: Curve
+    batch_total: Curve
+    batch_per_user: Curve
+
+
+def run_device_and_reference(
+    run: RunResult, catalogue: Catalogue
+) -> tuple[Device, str, Reference | None] | None:
+    """The device and backend a run was measured on, and the reference it gives there."""
+    found = device_for_run(run, catalogue)
+    if found is None:
+        return None
+    device, backend = found
+    return device, backend, reference_from_run(run, device, backend)
+
+
+def run_curves(run: RunResult, catalogue: Catalogue, host: Host) -> RunCurves | None:
+    """Ceiling and predicted curves for the run's model on the run's device."""
+    found = run_device_and_reference(run, catalogue)
+    if found is None:
+        return None
+    device, backend, reference = found
+    deep = [t.depth for t in run.tests if t.kind == "decode" and t.batch == 1]
+    top_depth = int(max([*deep, 4096]) * 1.25)
+    top_streams = max([t.batch for t in run.tests if t.kind == "decode"] + [16]) * 2
+    depth = depth_curves(run.model, device, backend, host, reference, max_depth=top_depth)
+    batch = batch_curves(run.model, device, backend, host, reference, max_streams=top_streams)
+    return RunCurves(device, backend, *depth, *batch)

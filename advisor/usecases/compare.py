@@ -1,0 +1,112 @@
+"""What each device would do for this model and workload, and whether an upgrade is worth it.
+
+The command line's `project` and the app's Compare page both build their table here, so the
+same run, model and workload give the same numbers in both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from advisor.core.catalogue.catalogue import Catalogue
+from advisor.core.catalogue.device import Device
+from advisor.core.hardware.profile import Host, MachineProfile
+from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.projection import Projection, Target, project
+from advisor.core.predict.reference import Reference
+from advisor.core.predict.verdict import Verdict, upgrade_verdict
+from advisor.core.predict.workloads import Workload
+
+THIS_MACHINE = "this machine"
+
+
+@dataclass(frozen=True)
+class ProjectionTable:
+    """Projections for one model and workload; this machine first where it is known."""
+
+    projections: list[Projection]
+    this_machine_id: str | None
+    classes: dict[str, str]  # device id -> class label, for grouping and filtering
+
+
+def projection_table(
+    facts: ModelFacts,
+    workload: Workload,
+    *,
+    catalogue: Catalogue,
+    host: Host,
+    reference: Reference | None = None,
+    targets: Sequence[Target] | None = None,
+    this_machine: MachineProfile | None = None,
+) -> ProjectionTable:
+    """Project the model onto the targets (default: every catalogued device), with this
+    machine's own device first when a profile is given."""
+    rows: list[Projection] = []
+    own = _own_device(this_machine, reference) if this_machine is not None else None
+    this_id = own.id if own is not None else None
+    if this_machine is not None and own is not None:
+        mine = project(
+            facts,
+            Target(own, backend=this_machine.backend),
+            workload,
+            host=host,
+            reference=reference,
+        )
+        rows.append(replace(mine, device=this_machine.name))
+    for target in targets if targets is not None else [Target(d) for d in catalogue]:
+        if target.device.id == this_id and target.count == 1 and target.backend is None:
+            continue
+        rows.append(project(facts, target, workload, host=host, reference=reference))
+    classes = {d.id: d.class_label for d in catalogue}
+    if this_id is not None:
+        classes[this_id] = THIS_MACHINE
+    return ProjectionTable(rows, this_id, classes)
+
+
+def _own_device(this_machine: MachineProfile, reference: Reference | None) -> Device:
+    """This machine's device; the record a run from this machine was measured with, so that
+    the machine's own row reproduces what was measured."""
+    if reference is not None and reference.device.name in (
+        this_machine.name,
+        this_machine.device.name,
+    ):
+        return reference.device
+    return this_machine.device
+
+
+def focus_of(workload: Workload) -> str:
+    """The workload a verdict speaks to first (a custom workload is read as chat)."""
+    return workload.id if workload.id != "custom" else "chat"
+
+
+def verdict(
+    facts: ModelFacts,
+    source: Target,
+    target: Target,
+    workload: Workload,
+    *,
+    host: Host,
+    reference: Reference | None = None,
+) -> Verdict:
+    """How much the target would gain over the source, per workload, in one sentence."""
+    return upgrade_verdict(
+        facts, source, target, host=host, reference=reference, focus=focus_of(workload)
+    )
+
+
+def verdicts_from_reference(
+    facts: ModelFacts,
+    targets: Sequence[Target],
+    workload: Workload,
+    *,
+    host: Host,
+    reference: Reference,
+) -> list[Verdict]:
+    """A verdict for each target against the device the user measured."""
+    source = Target(reference.device, backend=reference.backend)
+    return [
+        verdict(facts, source, t, workload, host=host, reference=reference)
+        for t in targets
+        if t.device.id != reference.device.id
+    ]

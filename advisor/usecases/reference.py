@@ -1,0 +1,85 @@
+"""The user's measurement, whichever way it comes: a saved run (from History, `bench --json`
+or an export), or a device and speeds typed on the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from advisor.core.catalogue.catalogue import Catalogue
+from advisor.core.infra.errors import InputError
+from advisor.core.infra.serde import DataError
+from advisor.core.infra.validate import number
+from advisor.core.predict.reference import Reference, device_for_run, reference_from_run
+from advisor.core.runs.results import RunResult
+
+MAX_RUN_FILE_BYTES = 32 * 1024 * 1024  # a run is a few kB; an export of hundreds, a few MB
+MAX_TPS = 1e7  # no device decodes or reads prompts faster than this
+
+
+def read_run_file(path: str) -> RunResult:
+    """A saved run from a file: a regular file under the size cap, every field checked."""
+    p = Path(path).expanduser()
+    shown = p.name[:80] or str(p)[:80]
+    try:
+        info = os.stat(p)
+    except OSError as exc:
+        raise InputError(f"The run file {shown} cannot be opened ({exc.strerror}).") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{shown} is not a regular file; give a run saved as .json.")
+    if info.st_size > MAX_RUN_FILE_BYTES:
+        raise InputError(
+            f"{shown} is {info.st_size / 1e6:,.0f} MB, far larger than a saved run; give a run "
+            "saved by 'advisor bench --json' or exported from History."
+        )
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{shown} is not a readable JSON run file ({exc}).") from None
+    if isinstance(data, list):  # an export of several runs: the first
+        if not data:
+            raise InputError(f"{shown} holds no runs.")
+        data = data[0]
+    try:
+        return RunResult.from_json(data)
+    except DataError as exc:
+        raise InputError(f"{shown} is not a valid run: {exc}.") from None
+
+
+def reference_for_run(run: RunResult, catalogue: Catalogue) -> Reference:
+    """The reference a saved run gives, on the device it was measured on (one sentence
+    when it gives none)."""
+    found = device_for_run(run, catalogue)
+    if found is None:
+        raise InputError(
+            "The run was measured on a device the catalogue does not know, and it does not "
+            "say its bandwidth; use --from-device NAME --from-tg TPS instead."
+        )
+    reference = reference_from_run(run, *found)
+    if reference is None:
+        raise InputError(
+            "The run ran part of the model on the CPU by choice (fewer GPU layers than the "
+            "model has), so it says nothing about the GPU; measure with all layers on the GPU."
+        )
+    if not reference.tg_tps and not reference.pp_tps:
+        raise InputError("The run holds no decode or prefill speed to project from.")
+    return reference
+
+
+def reference_from_speeds(
+    catalogue: Catalogue,
+    device_name: str,
+    tg_tps: object,
+    pp_tps: object = None,
+    backend: str | None = None,
+) -> Reference:
+    """A reference typed by the user: a device, its measured decode (and prefill) tokens/s."""
+    device = catalogue.resolve(device_name)
+    if tg_tps is None:
+        raise InputError("--from-device needs --from-tg (your measured decode tokens/s).")
+    tg = number("--from-tg", tg_tps, 0, MAX_TPS, unit="tokens/s")
+    pp = None if pp_tps is None else number("--from-pp", pp_tps, 0, MAX_TPS, unit="tokens/s")
+    chosen = (backend or device.usual_backend).lower()
+    return Reference(device, chosen, tg, pp)
