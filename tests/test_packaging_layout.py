@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,11 +28,28 @@ def test_every_package_under_advisor_is_listed_for_installation():
     }
 
 
-def test_the_catalogue_and_resources_load_from_the_package():
-    from importlib import resources
+def test_the_catalogue_and_resources_are_found_in_the_source_tree():
+    from advisor.core.infra.paths import bundled
 
-    devices = resources.files("advisor.device_db").joinpath("devices")
-    assert len([p for p in devices.iterdir() if p.name.endswith(".json")]) >= 5
-    data = resources.files("advisor.resources").joinpath("data")
-    assert data.joinpath("model_shapes.json").is_file()
-    assert data.joinpath("llamacpp_calibration.csv").is_file()
+    assert len(list((bundled("device_db") / "devices").glob("*.json"))) >= 5
+    assert (bundled("resources") / "data" / "model_shapes.json").is_file()
+
+
+def test_the_installed_package_carries_them(tmp_path):
+    """From a folder without the source tree, Python imports the installed package: the
+    catalogue and the resources must be inside it (what `pip install .` and the frozen app
+    rely on)."""
+    code = (
+        "import pathlib; from importlib import resources\n"
+        "d = pathlib.Path(str(resources.files('advisor.device_db')))\n"
+        "r = pathlib.Path(str(resources.files('advisor.resources')))\n"
+        "print(len(list((d / 'devices').glob('*.json'))), (r / 'data' / 'model_shapes.json')"
+        ".is_file(), (d / 'backend_paths.json').is_file())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    count, shapes, paths = out.stdout.split()
+    assert int(count) >= 5 and shapes == "True" and paths == "True"

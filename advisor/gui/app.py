@@ -10,7 +10,7 @@ import time
 from advisor import APP_NAME, __version__
 from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.infra.logs import setup_logging
-from advisor.core.infra.paths import AppPaths, app_paths
+from advisor.core.infra.paths import AppPaths, app_paths, bundled
 from advisor.core.infra.settings import SettingsStore
 from advisor.core.runs.history import History
 from advisor.gui.bench_controller import BenchController
@@ -124,10 +124,9 @@ def run_app(model: str | None = None, argv: list[str] | None = None) -> int:
 
 
 def _app_icon() -> QtGui.QIcon | None:
-    from importlib import resources
 
     try:
-        path = resources.files("advisor.resources").joinpath("icon.png")
+        path = bundled("resources") / "icon.png"
         return QtGui.QIcon(str(path)) if path.is_file() else None
     except (ModuleNotFoundError, FileNotFoundError):
         return None

@@ -12,13 +12,13 @@ import difflib
 import json
 import os
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from advisor.core.catalogue.device import Device
 from advisor.core.catalogue.names import basic_key, parse_name, strip_vendor
 from advisor.core.infra.errors import InputError
+from advisor.core.infra.paths import bundled
 
 
 class UnknownDeviceError(InputError):
@@ -143,7 +143,7 @@ def _default_folder() -> Path:
     env = os.environ.get("ADVISOR_DEVICE_DB")
     if env:
         return Path(env)
-    return Path(str(resources.files("advisor.device_db").joinpath("devices")))
+    return bundled("device_db") / "devices"
 
 
 def load_records(folder: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import platformdirs
@@ -63,3 +64,19 @@ def app_paths(home: str | os.PathLike[str] | None = None) -> AppPaths:
         logs=Path(platformdirs.user_log_dir(APP_DIR_NAME, APP_AUTHOR)),
         config=Path(platformdirs.user_config_dir(APP_DIR_NAME, APP_AUTHOR)),
     )
+
+
+_BUNDLED_FOLDERS = {"device_db": "device_db", "resources": "resources"}
+
+
+def bundled(package: str) -> Path:
+    """The folder of a data package installed inside the app (`device_db`: the catalogue,
+    `resources`: icons and bundled data). Installed (pip, or the frozen app), it is the
+    package advisor.<package>; run from a source checkout, the folder of that name beside
+    the `advisor` package (where setuptools maps it from)."""
+    if package not in _BUNDLED_FOLDERS:
+        raise ValueError(f"no bundled package {package!r}")
+    try:
+        return Path(str(resources.files(f"advisor.{package}")))
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parents[3] / _BUNDLED_FOLDERS[package]

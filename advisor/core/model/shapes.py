@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.lookup import did_you_mean, normalise_key
+from advisor.core.infra.paths import bundled
 
 SUPPORTED_ARCHITECTURES = (
     "llama",
@@ -94,9 +94,7 @@ class ModelShape:
 
 @cache
 def _shape_table() -> dict[str, ModelShape]:
-    text = (
-        resources.files("advisor.resources").joinpath("data/model_shapes.json").read_text("utf-8")
-    )
+    text = (bundled("resources") / "data" / "model_shapes.json").read_text("utf-8")
     data = json.loads(text)
     known = {f.name for f in fields(ModelShape)}
     table: dict[str, ModelShape] = {}

@@ -30,13 +30,13 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
 from advisor.core.catalogue.device import Device
+from advisor.core.infra.paths import bundled
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
 
@@ -92,7 +92,7 @@ class Observation:
 
 
 def _calibration_path() -> Path:
-    return Path(str(resources.files("advisor.resources").joinpath("data/llamacpp_calibration.csv")))
+    return bundled("resources") / "data" / "llamacpp_calibration.csv"
 
 
 def _digits(text: str, default: int) -> int:
