@@ -35,57 +35,25 @@ except ImportError:  # pragma: no cover - the tool is for developers
 DB_DIR = Path(__file__).resolve().parent.parent
 DEVICE_FILES = ["nvidia.json", "amd.json", "intel.json", "apple.json", "cpu.json", "qualcomm.json"]
 
-# Calibration CSV device string -> catalogue id. Rows whose device string is listed here
-# must match that record's bandwidth; any device string not listed is an error, so a new
-# calibration row forces a decision here.
-CALIBRATION_MAP = {
-    "Apple M1 Pro": {14: "apple-m1-pro-14c", 16: "apple-m1-pro-16c"},
-    "Apple M1 Max": {24: "apple-m1-max-24c", 32: "apple-m1-max-32c"},
-    "Apple M1 Ultra": {48: "apple-m1-ultra-48c", 64: "apple-m1-ultra-64c"},
-    "Apple M3": {10: "apple-m3-10c"},
-    "Apple M3 Max": {30: "apple-m3-max-30c", 40: "apple-m3-max-40c"},
-    "Apple M3 Ultra": {60: "apple-m3-ultra-60c", 80: "apple-m3-ultra-80c"},
-    "Apple M4": {10: "apple-m4-10c"},
-    "Apple M4 Max": {32: "apple-m4-max-32c", 40: "apple-m4-max-40c"},
-    "Apple M1 (7-core GPU, 8GB)": "apple-m1-7c",
-    "Apple M1 Max (32-core GPU, 64GB)": "apple-m1-max-32c",
-    "Apple M2 Ultra (76-core GPU, 192GB)": "apple-m2-ultra-76c",
-    "Apple M3 Max (40-core GPU, 64GB)": "apple-m3-max-40c",
-    "Apple M1 Ultra (64-core GPU, 128GB)": "apple-m1-ultra-64c",
-    "Apple M4 (Mac mini, 16GB)": "apple-m4-10c",
-    "NVIDIA GeForce RTX 3080 Ti 12GB": "nvidia-geforce-rtx-3080-ti",
-    "NVIDIA GeForce RTX 4070 Ti 12GB": "nvidia-geforce-rtx-4070-ti",
-    "NVIDIA GeForce RTX 4080 16GB": "nvidia-geforce-rtx-4080",
-    "NVIDIA GeForce RTX 4090 24GB": "nvidia-geforce-rtx-4090",
-    "NVIDIA RTX 4000 Ada 20GB": "nvidia-rtx-4000-ada",
-    "NVIDIA RTX 6000 Ada 48GB": "nvidia-rtx-6000-ada",
-    "NVIDIA A40 48GB": "nvidia-a40",
-    "NVIDIA GeForce RTX 3080 (10GB assumed)": "nvidia-geforce-rtx-3080-10gb",
-    "NVIDIA GeForce RTX 4070 Laptop GPU": "nvidia-geforce-rtx-4070-laptop",
-    "NVIDIA GeForce RTX 5090": "nvidia-geforce-rtx-5090",
-    "NVIDIA GeForce RTX 5080": "nvidia-geforce-rtx-5080",
-    "NVIDIA GeForce RTX 3090": "nvidia-geforce-rtx-3090",
-    "NVIDIA GeForce RTX 5060 Ti 16GB": "nvidia-geforce-rtx-5060-ti",
-    "NVIDIA H100 80GB (PCIe per one copy)": "nvidia-h100-pcie",
-    "NVIDIA A100 80GB (form factor not stated)": "nvidia-a100-pcie-80gb",
-    "NVIDIA RTX PRO 6000 Blackwell (variant not stated)": "nvidia-rtx-pro-6000-blackwell",
-    "NVIDIA L40": "nvidia-l40",
-    "NVIDIA RTX PRO 4000 Blackwell": "nvidia-rtx-pro-4000-blackwell",
-    "NVIDIA RTX A5000": "nvidia-rtx-a5000",
-    "NVIDIA GeForce RTX 5070": "nvidia-geforce-rtx-5070",
-    "NVIDIA GeForce RTX 3060 12GB": "nvidia-geforce-rtx-3060-12gb",
-    "NVIDIA Tesla M40 24GB": "nvidia-tesla-m40-24gb",
-    "NVIDIA Tesla K80 (one of two GPUs)": "nvidia-tesla-k80",
-    "NVIDIA GeForce RTX 4070 SUPER": "nvidia-geforce-rtx-4070-super",
-    "NVIDIA GeForce RTX 4070": "nvidia-geforce-rtx-4070",
-    "AMD Instinct MI210": "amd-instinct-mi210",
-    "AMD Radeon PRO W7900 48GB": "amd-radeon-pro-w7900",
-    "AMD Radeon RX 9070": "amd-radeon-rx-9070",
-    "AMD Radeon AI PRO R9700": "amd-radeon-ai-pro-r9700",
-    "AMD Radeon RX 6700 XT 12GB": "amd-radeon-rx-6700-xt",
-    "AMD Radeon RX 6800 XT 16GB": "amd-radeon-rx-6800-xt",
-    "Intel Arc A770": "intel-arc-a770-16gb",
-}
+
+# Calibration CSV device string -> catalogue id (the app's own table in resources/data).
+# Rows whose device string is listed there must match that record's bandwidth; any device
+# string not listed is an error, so a new calibration row forces a decision there.
+def _calibration_map() -> dict[str, object]:
+    """resources/data/calibration_device_ids.json, in the shape the checks below use."""
+    path = DB_DIR.parent / "resources" / "data" / "calibration_device_ids.json"
+    flat = json.loads(path.read_text(encoding="utf-8"))["devices"]
+    out: dict[str, object] = {}
+    for key, device_id in flat.items():
+        name, _, cores = key.partition("|")
+        if cores:
+            out.setdefault(name, {})[int(cores)] = device_id  # type: ignore[index]
+        else:
+            out[name] = device_id
+    return out
+
+
+CALIBRATION_MAP = _calibration_map()
 
 
 def norm(text: str) -> str:
@@ -110,12 +78,100 @@ def load(db_dir: Path):
     return schema, files, errors
 
 
+# Dense rates relative to the dense FP16 matrix rate on every architecture in the catalogue:
+# INT8 and FP8 at most 2x, FP4 at most 4x, BF16 at most 1x. A figure above these is a sparse
+# ("with sparsity") headline in a dense field.
+DENSE_RATIO_LIMITS = {
+    "int8_tensor_tops": 2.05,
+    "fp8_tensor_tflops": 2.05,
+    "fp4_tensor_tflops": 4.1,
+    "bf16_tensor_tflops": 1.05,
+}
+# FP32 FLOPs per shader lane per clock beyond the plain FMA's 2: dual issue (RDNA3 and
+# later) is counted in AMD's figures
+FP32_ISSUE = {"rdna3": 2, "rdna3.5": 2, "rdna4": 2}
+PEAK_TOLERANCE = 0.15
+PEAK_FIELDS = (
+    "fp32_tflops", "fp16_tflops", "fp16_tensor_tflops", "fp16_tensor_tflops_fp16acc",
+    "bf16_tensor_tflops", "int8_tensor_tops", "int8_dot_tops", "fp8_tensor_tflops",
+    "fp4_tensor_tflops",
+)  # fmt: skip
+
+
+def peak_errors(d: dict) -> list[str]:
+    """A sparse figure in a dense field, and an FP32 peak that shader units x clock x 2 do
+    not explain (by more than 15%) unless derived['fp32_tflops'] gives the reason after
+    'peak-check:'."""
+    errors = []
+    derived = d.get("derived") or {}
+    reference = (
+        d.get("fp16_tensor_tflops_fp16acc")
+        or d.get("fp16_tensor_tflops")
+        or d.get("bf16_tensor_tflops")
+    )
+    for field, limit in DENSE_RATIO_LIMITS.items():
+        value = d.get(field)
+        if value and reference and value > limit * reference:
+            errors.append(
+                f"{field} {value} is {value / reference:.1f}x the dense FP16 matrix rate "
+                f"{reference}: a sparse figure in a dense field?"
+            )
+    units, clock, fp32 = d.get("shader_units"), d.get("boost_clock_mhz"), d.get("fp32_tflops")
+    if units and clock and fp32 and not d.get("class", "").startswith("cpu_"):
+        expected = units * 2 * clock * FP32_ISSUE.get(d.get("arch") or "", 1) / 1e6
+        off = fp32 / expected - 1
+        if abs(off) > PEAK_TOLERANCE and "peak-check:" not in derived.get("fp32_tflops", ""):
+            errors.append(
+                f"fp32_tflops {fp32} is {off:+.0%} off {units} lanes x 2 x {clock} MHz = "
+                f"{expected:.1f}, and derived['fp32_tflops'] has no 'peak-check:' reason"
+            )
+    for field in d.get("not_published") or []:
+        if field not in PEAK_FIELDS:
+            errors.append(f"not_published lists '{field}', which is not a peak field")
+        elif d.get(field):
+            errors.append(f"{field} is both given and listed as not published")
+    return errors
+
+
+def backend_path_errors(db_dir: Path, schema_fields: set[str]) -> list[str]:
+    """Every backend-path rule has a source, a known backend and weights kind, and names
+    only peak fields the catalogue has."""
+    path = db_dir / "backend_paths.json"
+    if not path.exists():
+        return ["backend_paths.json is missing"]
+    errors = []
+    rules = json.loads(path.read_text(encoding="utf-8"))["rules"]
+    seen: set[str] = set()
+    for r in rules:
+        rid = r.get("id", "?")
+        if rid in seen:
+            errors.append(f"backend_paths.json: duplicate rule id {rid}")
+        seen.add(rid)
+        if not str(r.get("source", "")).startswith("https://"):
+            errors.append(f"backend_paths.json: {rid}: no source")
+        if r.get("backend") not in ("cuda", "metal", "rocm", "vulkan", "sycl", "cpu"):
+            errors.append(f"backend_paths.json: {rid}: unknown backend {r.get('backend')!r}")
+        if r.get("weights") not in ("quantized", "float"):
+            errors.append(f"backend_paths.json: {rid}: weights must be quantized or float")
+        for field in r.get("precision", []):
+            if field not in schema_fields:
+                errors.append(f"backend_paths.json: {rid}: precision '{field}' is not a field")
+    for backend in ("cuda", "metal", "rocm", "vulkan", "sycl", "cpu"):
+        for weights in ("quantized", "float"):
+            if not any(
+                r["backend"] == backend and r["weights"] == weights and not r["when"] for r in rules
+            ):
+                errors.append(f"backend_paths.json: no catch-all rule for {backend} {weights}")
+    return errors
+
+
 def check(db_dir: Path, calibration: Path | None) -> int:
     schema, files, errors = load(db_dir)
     warnings: list[str] = []
     field_names = set(schema["$defs"]["device"]["properties"])
 
     records = [(fname, d) for fname, doc in files.items() for d in doc.get("devices", [])]
+    errors += backend_path_errors(db_dir, field_names)
     by_id: dict[str, dict] = {}
     names: dict[str, str] = {}
     for fname, d in records:
@@ -179,6 +235,7 @@ def check(db_dir: Path, calibration: Path | None) -> int:
                     errors.append(f"{fname}: {rid}: bare chip name '{bad}' must not be an alias")
         if not d.get("sources"):
             errors.append(f"{fname}: {rid}: no sources")
+        errors += [f"{fname}: {rid}: {e}" for e in peak_errors(d)]
 
     if calibration and calibration.exists():
         with calibration.open(newline="") as fh:

@@ -157,3 +157,19 @@ def test_errors_are_one_line_exit_2(tmp_path):
     assert out.stderr.strip().count("\n") == 0 and "Traceback" not in out.stderr
     out = run("bench", home=tmp_path)
     assert out.returncode == 2 and "model file or --synthetic" in out.stderr
+
+
+def test_a_name_that_fits_several_variants_is_listed_or_asked(tmp_path):
+    out = run("devices", "--search", "M4 Max", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    names = [d["name"] for d in json.loads(out.stdout)]
+    assert names[:2] == ["Apple M4 Max (32-core GPU)", "Apple M4 Max (40-core GPU)"]
+    out = run("project", "--shape", "llama-3-8b", "--to", "M4 Max", home=tmp_path)
+    assert out.returncode == 2
+    line = out.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert "32-core GPU), 410 GB/s" in line and "40-core GPU), 546 GB/s" in line
+    out = run("project", "--shape", "llama-3-8b", "--to", "M4 Max 32-core GPU", "--json",
+              home=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["targets"][0]["device_id"] == "apple-m4-max-32c"

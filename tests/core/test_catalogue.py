@@ -96,7 +96,7 @@ def test_apple_entries_are_per_gpu_core_variant(catalogue):
         ("RTX 4090", 1008),
         ("L40S", 864),
         ("H100 SXM", 3350),
-        ("Apple M4 Pro", 273),
+        ("Apple M4 Pro 20-core GPU", 273),
         ("Apple M3 Max 30-core GPU", 300),
         ("Apple M3 Max 40-core GPU", 400),
         ("NVIDIA GeForce RTX 4090", 1008),
@@ -109,11 +109,66 @@ def test_apple_entries_are_per_gpu_core_variant(catalogue):
         ("RTX 5090", 1792),
         ("DGX Spark", 273),
         ("Radeon RX 7900 XTX", 960),
-        ("H200", 4800),
+        ("H200 SXM", 4800),
+        ("rtx4090", 1008),
+        ("RTX-4090", 1008),
+        ("5070ti", 896),
     ],
 )
 def test_names_resolve_with_vendor_bandwidth(catalogue, name, bandwidth):
     assert catalogue.resolve(name).memory_bandwidth_gbs == pytest.approx(bandwidth)
+
+
+# the names the catalogue issue listed: each resolves to one device, or asks which variant
+RESOLVE = {
+    "rtx4090": "nvidia-geforce-rtx-4090",
+    "5070ti": "nvidia-geforce-rtx-5070-ti",
+    "RTX-4090": "nvidia-geforce-rtx-4090",
+    "GeForce RTX 4090 24GB": "nvidia-geforce-rtx-4090",
+    "Ryzen AI Max 390": "amd-ryzen-ai-max-390",
+    "Ryzen AI Max 385": "amd-ryzen-ai-max-385",
+    "ASUS Ascent GX10": "nvidia-dgx-spark-gb10",
+    "DGX Spark": "nvidia-dgx-spark-gb10",
+    "Jetson Thor": "nvidia-jetson-agx-thor-t5000",
+    "Radeon VII": "amd-radeon-vii",
+    "RTX 4090 D": "nvidia-geforce-rtx-4090-d",
+    "9950X3D": "amd-ryzen-9-9950x3d",
+    "NVIDIA Quadro RTX 6000": "nvidia-quadro-rtx-6000",
+    "M4 Max 32-core GPU": "apple-m4-max-32c",
+    "Apple M4 Max (40-core GPU)": "apple-m4-max-40c",
+}
+ASK = {
+    "M4 Max": {"apple-m4-max-32c", "apple-m4-max-40c"},
+    "A100": {"nvidia-a100-pcie-40gb", "nvidia-a100-pcie-80gb", "nvidia-a100-sxm4-80gb"},
+    "H100": {"nvidia-h100-pcie", "nvidia-h100-sxm5"},
+    "H100 80GB": {"nvidia-h100-pcie", "nvidia-h100-sxm5"},
+    "V100": {"nvidia-tesla-v100-pcie", "nvidia-tesla-v100-sxm2"},
+    "Orin": {"nvidia-jetson-agx-orin-64gb", "nvidia-jetson-orin-nano-8gb"},
+    "3080": {"nvidia-geforce-rtx-3080-10gb", "nvidia-geforce-rtx-3080-12gb"},
+    "7900": {"amd-radeon-rx-7900-gre", "amd-radeon-rx-7900-xtx"},
+    "RTX 6000": {"nvidia-rtx-6000-ada", "nvidia-quadro-rtx-6000"},
+    "Strix Halo": {"amd-radeon-8060s-ryzen-ai-max-plus-395", "amd-ryzen-ai-max-390"},
+    "Framework Desktop": {"amd-radeon-8060s-ryzen-ai-max-plus-395"},
+    "Mac Studio M3 Ultra": {"apple-m3-ultra-60c", "apple-m3-ultra-80c"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESOLVE))
+def test_names_people_type_resolve(catalogue, name):
+    assert catalogue.resolve(name).id == RESOLVE[name]
+
+
+@pytest.mark.parametrize("name", sorted(ASK))
+def test_names_that_fit_several_variants_ask(catalogue, name):
+    from advisor.core.catalogue.catalogue import AmbiguousDeviceError
+
+    with pytest.raises(AmbiguousDeviceError) as caught:
+        catalogue.resolve(name)
+    listed = {d.id for d in caught.value.devices}
+    assert ASK[name] <= listed, listed
+    message = str(caught.value)
+    assert "GB/s" in message and "\n" not in message  # each variant with its bandwidth
+    assert catalogue.try_resolve(name) is None  # detection never guesses either
 
 
 def test_laptop_parts_stay_separate(catalogue):
@@ -148,11 +203,65 @@ def test_every_calibration_device_resolves_with_its_bandwidth(catalogue):
     with CALIBRATION.open() as fh:
         rows = list(csv.DictReader(fh))
     assert rows
+    from advisor.core.predict.speed_model import _device_of
+
     for r in rows:
-        name = r["device"]
-        if r["gpu_cores"] and "core" not in name:
-            name += f" {r['gpu_cores']}-core GPU"
-        device = catalogue.resolve(name)
+        device = _device_of(r, catalogue)
         assert device.memory_bandwidth_gbs == pytest.approx(
             float(r["mem_bandwidth_gbs"]), rel=0.02
-        ), name
+        ), r["device"]
+
+
+def test_every_name_and_alias_resolves_to_its_own_record(catalogue):
+    wrong = []
+    for d in catalogue:
+        for label in (d.name, *d.aliases):
+            found = catalogue.try_resolve(label)
+            if found is None or found.id != d.id:
+                wrong.append((label, d.id, found.id if found else None))
+    assert not wrong, wrong
+
+
+def _checker():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "check", REPO / "device_db" / "tools" / "check.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_catalogue_checker_passes():
+    check = _checker()
+    assert check.check(REPO / "device_db", None) == 0
+
+
+def test_the_checker_refuses_a_sparse_figure_and_an_unexplained_peak(catalogue):
+    check = _checker()
+    record = next(d for d in catalogue if d.id == "nvidia-geforce-rtx-4090").to_json()
+    assert check.peak_errors(record) == []
+    sparse = {**record, "int8_tensor_tops": 2 * record["int8_tensor_tops"]}  # the 2x headline
+    assert any("sparse figure" in e for e in check.peak_errors(sparse))
+    off = {**record, "fp32_tflops": record["fp32_tflops"] * 1.2}  # a wrong clock assumed
+    assert any("fp32_tflops" in e and "off" in e for e in check.peak_errors(off))
+    reason = "peak-check: the vendor counts dual issue"
+    explained = {**off, "derived": {**record["derived"], "fp32_tflops": reason}}
+    assert not any("fp32_tflops" in e for e in check.peak_errors(explained))
+
+
+def test_the_checker_refuses_a_backend_path_row_without_a_source(tmp_path):
+    import shutil
+
+    check = _checker()
+    db = tmp_path / "device_db"
+    shutil.copytree(REPO / "device_db", db)
+    data = json.loads((db / "backend_paths.json").read_text())
+    data["rules"][0]["source"] = ""
+    (db / "backend_paths.json").write_text(json.dumps(data))
+    schema_fields = set(
+        json.loads((db / "schema.json").read_text())["$defs"]["device"]["properties"]
+    )
+    errors = check.backend_path_errors(db, schema_fields)
+    assert errors == [f"backend_paths.json: {data['rules'][0]['id']}: no source"]

@@ -27,7 +27,7 @@ def projections(qapp):
     cat = load_catalogue()
     facts = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")
     host = Host(32 * GiB, 60e9)
-    names = ["Apple M1 (8-core GPU)", "RTX 4090", "RTX 3060", "L40S", "Tesla T4", "RTX 4070"]
+    names = ["Apple M1 (8-core GPU)", "RTX 4090", "RTX 3060 12GB", "L40S", "Tesla T4", "RTX 4070"]
     rows = [project(facts, Target(cat.resolve(n)), get_workload("chat"), host=host) for n in names]
     rows[0] = replace(rows[0], device="My Mac")
     classes = {d.id: d.class_label for d in cat}
@@ -86,7 +86,7 @@ def test_only_what_fits_hides_unfit_devices_but_not_this_machine(qapp):
     cat = load_catalogue()
     facts = facts_from_shape(get_shape("llama-3-70b"), "q4_k_m")
     host = Host(16 * GiB, 50e9)
-    names = ["RTX 3060", "H100 SXM", "RTX 4090", "Apple M2 Ultra 76-core GPU"]
+    names = ["RTX 3060 12GB", "H100 SXM", "RTX 4090", "Apple M2 Ultra 76-core GPU"]
     rows = [project(facts, Target(cat.resolve(n)), get_workload("chat"), host=host) for n in names]
     assert rows[0].fits == "no"  # this machine (a 12 GB card, 16 GB of RAM) cannot run it
     model = ProjectionTableModel()

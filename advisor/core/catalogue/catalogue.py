@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,30 @@ class UnknownDeviceError(InputError):
     """A device name that resolves to nothing; the message lists the closest names."""
 
 
+class AmbiguousDeviceError(InputError):
+    """A name that fits several variants differing in bandwidth or memory; the message lists
+    them, with bandwidth and memory, so the user can name one."""
+
+    def __init__(self, name: str, devices: list[Device]):
+        self.devices = devices
+        listed = "; ".join(describe_variant(d) for d in devices[:8])
+        more = f"; and {len(devices) - 8} more" if len(devices) > 8 else ""
+        super().__init__(
+            f"'{name}' fits {len(devices)} devices: {listed}{more}. Name one of them (e.g. "
+            f"'{devices[0].name}')."
+        )
+
+
+def describe_variant(d: Device) -> str:
+    """'Apple M4 Max (32-core GPU), 410 GB/s, 36 GB' for lists of variants."""
+    memory = "/".join(f"{m:g}" for m in d.memory_sizes_gb)
+    return f"{d.name}, {d.memory_bandwidth_gbs:,.0f} GB/s, {memory} GB"
+
+
 class Catalogue:
-    """All devices, with name resolution and search."""
+    """All devices, with name resolution and search. A name resolves when it means exactly one
+    device; when it fits several variants that differ in bandwidth or memory ("M4 Max",
+    "A100", "RTX 6000", "Strix Halo") the resolver asks instead of guessing."""
 
     def __init__(self, devices: list[Device]):
         self.devices = devices
@@ -35,76 +58,95 @@ class Catalogue:
         self._exact: dict[str, Device] = {}
         self._stripped: dict[str, list[Device]] = {}
         self._base: dict[str, list[Device]] = {}
+        self._products: dict[str, list[Device]] = {}
         for d in devices:
             for n in (d.name, *d.aliases, d.id.replace("-", " ")):
                 self._exact.setdefault(basic_key(n), d)
-                stripped = strip_vendor(basic_key(n))
-                if d not in self._stripped.setdefault(stripped, []):
-                    self._stripped[stripped].append(d)
-                base = parse_name(n).base
-                if d not in self._base.setdefault(base, []):
-                    self._base[base].append(d)
+                _add(self._stripped, strip_vendor(basic_key(n)), d)
+                _add(self._base, parse_name(n).base, d)
+            for product in d.product_names:
+                _add(self._products, strip_vendor(basic_key(product)), d)
 
     def __len__(self) -> int:
         return len(self.devices)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Device]:
         return iter(self.devices)
 
     def by_id(self, device_id: str) -> Device | None:
         return self._by_id.get(device_id)
 
-    def try_resolve(self, name: str) -> Device | None:
-        """The device `name` means, or None."""
+    def candidates(self, name: str) -> list[Device]:
+        """Every device `name` could mean, best matches first (empty: none)."""
+        return self._match(name)[0]
+
+    def _match(self, name: str) -> tuple[list[Device], int]:
+        """(candidates, how many leading ones match equally best)."""
         if not name or not name.strip():
-            return None
+            return [], 0
         if name in self._by_id:
-            return self._by_id[name]
+            return [self._by_id[name]], 1
         key = basic_key(name)
         if key in self._exact:
-            return self._exact[key]
+            return [self._exact[key]], 1
         stripped = strip_vendor(key)
         hits = self._stripped.get(stripped, [])
         if len(hits) == 1:
-            return hits[0]
+            return hits, 1
+        if stripped in self._products:
+            found = list(self._products[stripped])
+            return found, len(found)
         q = parse_name(name)
-        candidates = list(self._base.get(q.base, []))
-        if not candidates and q.base:
-            # "A100 80GB": every device whose name holds all the words, fewest extra words first
-            words = set(q.base.split())
-            scored = sorted(
-                (
-                    (len(set(base.split()) - words), self._order[d.id], d)
-                    for base, devices in self._base.items()
-                    if words <= set(base.split())
-                    for d in devices
-                ),
-                key=lambda item: item[:2],
-            )
-            seen: list[Device] = []
-            for _, _, d in scored:
-                if d not in seen:
-                    seen.append(d)
-            candidates = seen
-        if not candidates:
-            return None
-        if q.gpu_cores is not None:
-            candidates = [d for d in candidates if d.gpu_cores in (None, q.gpu_cores)]
-        if q.memory_gb is not None and len(candidates) > 1:
-            fitting = [d for d in candidates if q.memory_gb in d.memory_sizes_gb]
-            candidates = fitting or candidates
-        if not candidates:
-            return None
-        if len(candidates) > 1 and all(d.gpu_cores for d in candidates):
-            # an Apple chip named without its GPU cores: the full variant, as sold most often
-            return max(candidates, key=lambda d: d.gpu_cores or 0)
-        return candidates[0]
+        found = list(self._base.get(q.base, []))
+        best = len(found)
+        if not found:
+            found, best = self._by_words(q.base)
+        keep = [
+            d
+            for d in found
+            if (q.gpu_cores is None or d.gpu_cores in (None, q.gpu_cores))
+            and (q.memory_gb is None or q.memory_gb in d.memory_sizes_gb or len(found) == 1)
+        ]
+        if q.memory_gb is not None and not keep:
+            keep = [d for d in found if q.gpu_cores is None or d.gpu_cores in (None, q.gpu_cores)]
+        best = len([d for d in found[:best] if d in keep])
+        return keep, best
+
+    def _by_words(self, base: str) -> tuple[list[Device], int]:
+        """ "A100 80GB": the devices one of whose names holds all the words, those with the
+        fewest other words in their own name first (a short alias does not make one variant
+        win); and how many tie for fewest."""
+        words = set(base.split())
+        if not words:
+            return [], 0
+        scored: dict[str, tuple[int, int, Device]] = {}
+        for b, devices in self._base.items():
+            if not words <= set(b.split()):
+                continue
+            for d in devices:
+                own = set(parse_name(d.name).base.split())
+                extra = len(own - words) if words <= own else len(set(b.split()) - words)
+                if d.id not in scored or extra < scored[d.id][0]:
+                    scored[d.id] = (extra, self._order[d.id], d)
+        ranked = sorted(scored.values(), key=lambda item: item[:2])[:64]
+        fewest = ranked[0][0] if ranked else 0
+        return [d for _, _, d in ranked], sum(1 for e, _, _ in ranked if e == fewest)
+
+    def try_resolve(self, name: str) -> Device | None:
+        """The one device `name` means, or None (unknown, or several variants)."""
+        found, best = self._match(name)
+        top = _distinct(found[:best])
+        return top[0] if len(top) == 1 else None
 
     def resolve(self, name: str) -> Device:
-        """The device `name` means; unknown names raise UnknownDeviceError with suggestions."""
-        device = self.try_resolve(name)
-        if device is not None:
-            return device
+        """The device `name` means; an unknown name raises UnknownDeviceError with the closest
+        names, one that fits several variants AmbiguousDeviceError listing them."""
+        found, best = self._match(name)
+        top = _distinct(found[:best])
+        if len(top) == 1:
+            return top[0]
+        if top:
+            raise AmbiguousDeviceError(name, _distinct(found)[:12])
         raise UnknownDeviceError(
             f"Unknown device '{name}'. Closest: {', '.join(self.closest(name))}. "
             "Run 'advisor devices --search TEXT' to look one up."
@@ -124,11 +166,9 @@ class Catalogue:
         return out[:n] or [d.name for d in self.devices[:n]]
 
     def search(self, text: str) -> list[Device]:
-        """Devices matching `text`: the one it resolves to first, then name/alias/id matches."""
-        found: list[Device] = []
-        exact = self.try_resolve(text)
-        if exact:
-            found.append(exact)
+        """Devices matching `text`: what the name resolves to (all of its variants when it
+        fits several) first, then name/alias/id/product matches."""
+        found: list[Device] = list(self.candidates(text))
         words = basic_key(text).split()
         for d in self.devices:
             hay = " ".join(
@@ -164,3 +204,21 @@ def _load_cached(folder: str) -> Catalogue:
 def load_catalogue(folder: str | os.PathLike[str] | None = None) -> Catalogue:
     """The device catalogue (cached per folder)."""
     return _load_cached(str(Path(folder) if folder else _default_folder()))
+
+
+def _add(index: dict[str, list[Device]], key: str, device: Device) -> None:
+    if device not in index.setdefault(key, []):
+        index[key].append(device)
+
+
+def _distinct(devices: list[Device]) -> list[Device]:
+    """Variants that differ in what a projection uses (bandwidth, memory, compute); records
+    that agree on all of them count as one (the first)."""
+    out: list[Device] = []
+    seen: set[tuple[object, ...]] = set()
+    for d in devices:
+        key = (d.memory_bandwidth_gbs, d.memory_sizes_gb, d.fp32_tflops, d.fp16_tensor_tflops)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out

@@ -58,6 +58,27 @@ class Device:
     pci_device_ids: tuple[str, ...] = ()
     derived: dict[str, str] = field(default_factory=dict)
     notes: str = ""
+    # architecture and the units the peaks come from
+    arch: str | None = None
+    compute_capability: str | None = None
+    gfx_target: str | None = None
+    shader_units: int | None = None
+    compute_units: int | None = None
+    boost_clock_mhz: float | None = None
+    # dense peaks per precision (TFLOP/s, TOPS for integers); None: not published or absent
+    fp16_tflops: float | None = None
+    bf16_tensor_tflops: float | None = None
+    int8_tensor_tops: float | None = None
+    int8_dot_tops: float | None = None
+    fp8_tensor_tflops: float | None = None
+    fp4_tensor_tflops: float | None = None
+    not_published: tuple[str, ...] = ()
+    # prices
+    launch_price_date: str | None = None
+    street_price_usd: float | None = None
+    street_price_kind: str | None = None  # "used" | "new"
+    street_price_date: str | None = None
+    product_names: tuple[str, ...] = ()
 
     @property
     def bandwidth_bytes_per_s(self) -> float:
@@ -110,66 +131,64 @@ class Device:
     def class_label(self) -> str:
         return CLASS_LABELS.get(self.device_class, self.device_class)
 
+    def peak(self, field_name: str) -> float | None:
+        """A peak field in FLOP/s (or int ops/s): 'fp16_tensor_tflops' -> 165.2e12."""
+        value = getattr(self, field_name, None)
+        return float(value) * 1e12 if value else None
+
+    @property
+    def simd_extensions(self) -> tuple[str, ...]:
+        """The vector extensions listed in `simd` ("AVX-512, AVX-512 VNNI, AMX")."""
+        return tuple(x.strip() for x in (self.simd or "").split(",") if x.strip())
+
+    @property
+    def price_usd(self) -> float | None:
+        """What the device costs to buy today where a dated street price is known, else its
+        launch price."""
+        return self.street_price_usd or self.launch_price_usd
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "vendor": self.vendor,
-            "name": self.name,
-            "aliases": list(self.aliases),
-            "class": self.device_class,
-            "release_year": self.release_year,
-            "memory_sizes_gb": list(self.memory_sizes_gb),
-            "memory_type": self.memory_type,
-            "bus_width_bits": self.bus_width_bits,
-            "memory_data_rate_mtps": self.memory_data_rate_mtps,
-            "memory_bandwidth_gbs": self.memory_bandwidth_gbs,
-            "memory_bandwidth_bytes_per_s": self.bandwidth_bytes_per_s,
-            "fp32_tflops": self.fp32_tflops,
-            "fp32_tflops_is_estimate": self.fp32_tflops_is_estimate,
-            "fp16_tensor_tflops": self.fp16_tensor_tflops,
-            "fp16_tensor_tflops_fp16acc": self.fp16_tensor_tflops_fp16acc,
-            "tdp_w": self.tdp_w,
-            "launch_price_usd": self.launch_price_usd,
-            "gpu_cores": self.gpu_cores,
-            "cpu_cores": self.cpu_cores,
-            "cpu_threads": self.cpu_threads,
-            "memory_channels": self.memory_channels,
-            "simd": self.simd,
-            "pci_device_ids": list(self.pci_device_ids),
-            "backends": list(self.backends),
-            "sources": list(self.sources),
-            "derived": dict(self.derived),
-            "notes": self.notes,
-        }
+        """The record in the catalogue's own format (device_db/schema.json), plus the
+        bandwidth in bytes/s for readers."""
+        record: dict[str, Any] = {}
+        for name in _FIELDS:
+            value = getattr(self, name)
+            key = "class" if name == "device_class" else name
+            record[key] = list(value) if isinstance(value, tuple) else value
+        record["memory_bandwidth_bytes_per_s"] = self.bandwidth_bytes_per_s
+        return record
 
     @classmethod
     def from_record(cls, r: dict[str, Any]) -> Device:
-        return cls(
-            id=r["id"],
-            vendor=r["vendor"],
-            name=r["name"],
-            aliases=tuple(r.get("aliases") or ()),
-            device_class=r["class"],
-            release_year=int(r["release_year"]),
-            memory_sizes_gb=tuple(float(x) for x in r["memory_sizes_gb"]),
-            memory_type=r["memory_type"],
-            memory_bandwidth_gbs=float(r["memory_bandwidth_gbs"]),
-            fp32_tflops=r.get("fp32_tflops"),
-            fp16_tensor_tflops=r.get("fp16_tensor_tflops"),
-            tdp_w=r.get("tdp_w"),
-            launch_price_usd=r.get("launch_price_usd"),
-            backends=tuple(r["backends"]),
-            sources=tuple(r["sources"]),
-            bus_width_bits=r.get("bus_width_bits"),
-            memory_data_rate_mtps=r.get("memory_data_rate_mtps"),
-            fp16_tensor_tflops_fp16acc=r.get("fp16_tensor_tflops_fp16acc"),
-            fp32_tflops_is_estimate=bool(r.get("fp32_tflops_is_estimate", False)),
-            gpu_cores=r.get("gpu_cores"),
-            cpu_cores=r.get("cpu_cores"),
-            cpu_threads=r.get("cpu_threads"),
-            memory_channels=r.get("memory_channels"),
-            simd=r.get("simd"),
-            pci_device_ids=tuple(r.get("pci_device_ids") or ()),
-            derived=dict(r.get("derived") or {}),
-            notes=r.get("notes") or "",
-        )
+        """A device from a catalogue record (unknown keys are ignored)."""
+        values: dict[str, Any] = {}
+        for name in cls.__dataclass_fields__:
+            key = "class" if name == "device_class" else name
+            if key not in r:
+                continue
+            value = r[key]
+            if name in _TUPLES:
+                value = (
+                    tuple(float(x) for x in value)
+                    if name == "memory_sizes_gb"
+                    else tuple(value or ())
+                )
+            elif name == "derived":
+                value = dict(value or {})
+            values[name] = value
+        values["release_year"] = int(values["release_year"])
+        values["memory_bandwidth_gbs"] = float(values["memory_bandwidth_gbs"])
+        values.setdefault("notes", "")
+        values["notes"] = values["notes"] or ""
+        values["fp32_tflops_is_estimate"] = bool(values.get("fp32_tflops_is_estimate", False))
+        for required in ("fp32_tflops", "fp16_tensor_tflops", "tdp_w", "launch_price_usd"):
+            values.setdefault(required, None)
+        values.setdefault("aliases", ())
+        return cls(**values)
+
+
+_FIELDS = tuple(Device.__dataclass_fields__)
+_TUPLES = frozenset(
+    {"aliases", "memory_sizes_gb", "backends", "sources", "pci_device_ids", "not_published",
+     "product_names"}
+)  # fmt: skip

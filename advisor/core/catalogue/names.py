@@ -29,10 +29,14 @@ _VENDOR_WORDS = {
 
 
 def basic_key(text: str) -> str:
-    """Lower case, trademarks removed, punctuation folded to single spaces."""
+    """Lower case, trademarks removed, punctuation folded to single spaces, model numbers
+    apart ("RTX-4090", "rtx4090" and "RTX 4090" are all "rtx 4090"; "5070Ti" is "5070 ti")."""
     text = _TRADEMARKS.sub(" ", text.lower())
     text = re.sub(r"[^a-z0-9.+]+", " ", text)
     text = re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", text)
+    # a model number stands apart from the letters around it ("rtx4090", "5070ti"), while a
+    # single digit stays with its letters ("sxm5", "m4", "x3d": one word, as people say them)
+    text = re.sub(r"(?<=[a-z])(?=[0-9]{2})|(?<=[0-9]{2})(?=[a-z])", " ", text)
     return " ".join(text.split())
 
 

@@ -62,6 +62,8 @@ class MachineProfile:
     # CPUs run quantised models on int8 dot products: a different (higher) compute peak
     peak_quantized_ops_per_s: float | None = None
     peak_quantized_source: str = ""
+    # a detected GPU whose name fits several catalogued variants: the ids to ask the user about
+    variants: tuple[str, ...] = ()
 
     def compute_peak(self, quantized: bool) -> tuple[float | None, str]:
         """The compute roof for a model: int8 peak for quantised models on a CPU."""
@@ -105,12 +107,18 @@ def build_profile(
     chosen = catalogue.by_id(chosen_device_id) if chosen_device_id else None
     gpu, gpu_seen = _detected_gpu(report, catalogue)
     notes: list[str] = []
+    variants = () if gpu is not None or chosen is not None else _gpu_variants(report, catalogue)
+    if variants:
+        notes.append(
+            f"Your GPU's name fits {len(variants)} catalogued variants that differ in bandwidth "
+            "or compute; choose yours below so the numbers use the right one."
+        )
     if chosen is not None and not chosen.is_cpu:
         gpu = chosen
         notes.append(f"Device chosen by hand: {chosen.name}.")
     if gpu is not None and (gpu_backend or chosen is not None or gpu.device_class == "apple_soc"):
         return _gpu_profile(report, gpu, gpu_seen, gpu_backend, chosen, host, notes)
-    return _cpu_profile(report, catalogue, chosen, host, notes)
+    return replace(_cpu_profile(report, catalogue, chosen, host, notes), variants=variants)
 
 
 def _detected_gpu(
@@ -124,6 +132,18 @@ def _detected_gpu(
         if d is not None and not d.is_cpu:
             return d, g
     return None, None
+
+
+def _gpu_variants(report: HardwareReport, catalogue: Catalogue) -> tuple[str, ...]:
+    """The catalogued variants a detected GPU's name fits, when it fits several."""
+    for g in report.gpus:
+        if g.is_virtual or g.catalogue_id:
+            continue
+        name = g.name if not g.gpu_cores else f"{g.name} {g.gpu_cores}-core GPU"
+        found = [d for d in catalogue.candidates(name) if not d.is_cpu]
+        if len(found) > 1:
+            return tuple(d.id for d in found[:8])
+    return ()
 
 
 def _gpu_profile(

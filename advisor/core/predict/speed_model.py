@@ -26,6 +26,7 @@ measurements (CPU, SYCL) uses conservative defaults and is marked `spec-only`.
 from __future__ import annotations
 
 import csv
+import json
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -100,6 +101,26 @@ def _digits(text: str, default: int) -> int:
     return int(digits) if digits else default
 
 
+def _device_ids() -> dict[str, str]:
+    path = bundled("resources") / "data" / "calibration_device_ids.json"
+    return dict(json.loads(path.read_text(encoding="utf-8"))["devices"])
+
+
+def _device_of(row: dict[str, str], catalogue: Catalogue) -> Device:
+    """The catalogued device a calibration row was measured on: the mapping table first (a
+    source's own device string), else the catalogue's resolver (which refuses to guess)."""
+    ids = _device_ids()
+    cores = (row.get("gpu_cores") or "").strip()
+    device_id = ids.get(f"{row['device']}|{cores}") or ids.get(row["device"])
+    device = catalogue.by_id(device_id) if device_id else None
+    if device is not None:
+        return device
+    name = row["device"]
+    if cores and "core" not in name:
+        name += f" {cores}-core GPU"
+    return catalogue.resolve(name)
+
+
 def load_observations(
     path: str | Path | None = None, catalogue: Catalogue | None = None
 ) -> list[Observation]:
@@ -108,10 +129,7 @@ def load_observations(
     out: list[Observation] = []
     with open(path or _calibration_path(), encoding="utf-8") as fh:
         for r in csv.DictReader(fh):
-            name = r["device"]
-            if r["gpu_cores"] and "core" not in name:
-                name += f" {r['gpu_cores']}-core GPU"
-            device = catalogue.resolve(name)
+            device = _device_of(r, catalogue)
             facts = facts_from_shape(get_shape(CALIBRATION_SHAPES[r["model"]]), r["quant"])
             weights = float(r["model_size_gib"]) * 2**30
             n_gen = _digits(r["tg_test"], 128)

@@ -3,10 +3,48 @@ pick the right device by hand when detection could not tell."""
 
 from __future__ import annotations
 
+from advisor.core.catalogue.catalogue import describe_variant
+from advisor.core.catalogue.device import Device
 from advisor.core.infra.units import GB, GiB, fmt_bandwidth
 from advisor.gui.qt import QtCore, QtWidgets
 from advisor.gui.services import AppServices
 from advisor.gui.widgets import Card, heading, muted_colour, value_label
+
+
+class VariantPicker(QtWidgets.QFrame):
+    """ "Which one is yours?": a short list of the variants a name fits, one button each, with
+    what tells them apart (bandwidth, memory)."""
+
+    chosen = QtCore.Signal(str)  # a device id
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
+        self._layout = QtWidgets.QVBoxLayout(self)
+        self._layout.setContentsMargins(10, 6, 10, 6)
+        self.question = QtWidgets.QLabel()
+        self.question.setWordWrap(True)
+        self._layout.addWidget(self.question)
+        self.buttons: list[QtWidgets.QPushButton] = []
+        self.hide()
+
+    def ask(self, question: str, devices: list[Device]) -> None:
+        for button in self.buttons:
+            self._layout.removeWidget(button)
+            button.deleteLater()
+        self.buttons = []
+        self.question.setText(question)
+        for d in devices:
+            button = QtWidgets.QPushButton(describe_variant(d))
+            button.setStyleSheet("text-align: left; padding: 4px 8px;")
+            button.clicked.connect(lambda _=False, device_id=d.id: self._on_button(device_id))
+            self._layout.addWidget(button)
+            self.buttons.append(button)
+        self.show()
+
+    def _on_button(self, device_id: str) -> None:
+        self.hide()
+        self.chosen.emit(device_id)
 
 
 class MachinePanel(QtWidgets.QWidget):
@@ -63,6 +101,8 @@ class MachinePanel(QtWidgets.QWidget):
         pick_row.addWidget(self.use_button)
         pick_row.addWidget(self.reset_button)
         self.pick.body.addLayout(pick_row)
+        self.variants = VariantPicker()
+        self.pick.body.addWidget(self.variants)
         layout.addWidget(self.pick)
 
         self.notes_card = Card("Detection notes: what could not be read, and why")
@@ -75,6 +115,7 @@ class MachinePanel(QtWidgets.QWidget):
         self.redetect_button.clicked.connect(self._on_redetect_clicked)
         self.use_button.clicked.connect(self._on_use_clicked)
         self.reset_button.clicked.connect(self._on_reset_clicked)
+        self.variants.chosen.connect(self._on_variants_chosen)
         self.state.machine_changed.connect(self._on_state_machine_changed)
         # the compute peak shown depends on whether the model is quantised
         self.state.model_changed.connect(self._on_state_machine_changed)
@@ -95,11 +136,18 @@ class MachinePanel(QtWidgets.QWidget):
         device_id = self.device_combo.currentData()
         if device_id is None:
             text = self.device_combo.currentText().split("  ·  ")[0]
-            device = self.services.catalogue.try_resolve(text)
-            device_id = device.id if device else None
+            found = self.services.catalogue.candidates(text)
+            if len(found) > 1:  # a name that fits several variants: ask, never guess
+                self.variants.ask(f"'{text}' fits {len(found)} devices. Which one is yours?", found)
+                return
+            device_id = found[0].id if found else None
         if device_id is None:
             self.services.errors.report("Choose a device from the list (type part of its name).")
             return
+        self.status.setText("Using your choice…")
+        self.services.choose_device(device_id)
+
+    def _on_variants_chosen(self, device_id: str) -> None:
         self.status.setText("Using your choice…")
         self.services.choose_device(device_id)
 
@@ -125,6 +173,9 @@ class MachinePanel(QtWidgets.QWidget):
         notes = list(profile.notes) + [f"{m}{n.probe}: {n.detail}{e}" for n in unknown[:6]]
         self.notes.setText("<br>".join(notes))
         self.notes_card.setVisible(bool(notes))
+        variants = [d for i in profile.variants if (d := self.services.catalogue.by_id(i))]
+        if variants:
+            self.variants.ask("Your GPU comes in several variants. Which one is yours?", variants)
 
 
 def _runs_on_html(report, profile, quantized: bool) -> str:
