@@ -18,8 +18,21 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "gui" / "data"
 
 
-def advisor_cli(*args: str, home: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run `python -m advisor ARGS` as a user would, with its own app folder."""
+# commands that start a child process or probe the machine run as a real process; the
+# others run in this process (the same code path from argv to exit status, without paying
+# for an interpreter start-up each time)
+OUT_OF_PROCESS = ("bench", "detect", "gui")
+
+
+def advisor_cli(
+    *args: str, home: Path, timeout: float = 300, in_process: bool | None = None
+) -> subprocess.CompletedProcess:
+    """Run `advisor ARGS` as a user would, with its own app folder: (returncode, stdout,
+    stderr) like subprocess.run."""
+    if in_process is None:
+        in_process = not args or args[0] not in OUT_OF_PROCESS
+    if in_process:
+        return _in_process(list(args), home)
     env = {**os.environ, "ADVISOR_HOME": str(home)}
     return subprocess.run(
         [sys.executable, "-m", "advisor", *args],
@@ -28,6 +41,29 @@ def advisor_cli(*args: str, home: Path, timeout: float = 300) -> subprocess.Comp
         env=env,
         timeout=timeout,
     )
+
+
+def _in_process(args: list[str], home: Path) -> subprocess.CompletedProcess:
+    import contextlib
+    import io
+
+    from advisor.entry import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = os.environ.get("ADVISOR_HOME")
+    os.environ["ADVISOR_HOME"] = str(home)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(args)
+            except SystemExit as exc:  # argparse's --help
+                code = int(exc.code or 0)
+    finally:
+        if old is None:
+            os.environ.pop("ADVISOR_HOME", None)
+        else:
+            os.environ["ADVISOR_HOME"] = old
+    return subprocess.CompletedProcess(["advisor", *args], code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(autouse=True)

@@ -47,13 +47,15 @@ def build_window(
         paths=paths,
         catalogue=load_catalogue(),
         history=History(paths.data / "runs"),
-        settings=SettingsStore.open(paths.settings_file),
+        settings=SettingsStore.open(paths.settings_file, background=True),
         state=state,
         bench=service_overrides.pop("bench", None) or BenchController(),
         errors=errors,
         **service_overrides,
     )
     window = MainWindow(services, banner, qsettings)
+    if services.settings.notice:  # a damaged settings file: said once, the app goes on
+        errors.report(services.settings.notice)
     # after the first paint: fitting while the window builds would slow the start-up
     QtCore.QTimer.singleShot(1000, services.warm_up)
     return window, services

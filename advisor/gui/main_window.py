@@ -105,4 +105,5 @@ class MainWindow(QtWidgets.QMainWindow):
             self.qsettings.setValue("window/geometry", self.saveGeometry())
             self.qsettings.setValue("window/page", PAGES[self.nav.currentRow()])
         self.services.bench.shutdown()
+        self.services.settings.flush()
         super().closeEvent(event)

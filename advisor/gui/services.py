@@ -179,10 +179,28 @@ class AppServices:
         config, _ = bench_config(choices, profile=self.state.profile, reference=self._reference())
         return config
 
-    def start_benchmark(self, config: BenchConfig) -> None:
+    def start_benchmark(
+        self, preset: str, on_refused: Callable[[], None] | None = None, **overrides: Any
+    ) -> None:
+        """Check the choices and build the configuration off the GUI thread (it reads the
+        model's header and projects this machine), then start the run; a choice out of range
+        is one sentence in the banner."""
         report, profile = self.state.report, self.state.profile
         hardware = run_hardware(report, profile) if report and profile else None
-        self.bench.start(config, hardware)
+
+        def failed(exc: BaseException, details: str) -> None:
+            if on_refused is not None:
+                on_refused()
+            if isinstance(exc, AdvisorError):
+                self.errors.report(str(exc))
+            else:
+                self.errors.report(f"The benchmark could not be set up ({exc}).", details)
+
+        run_task(
+            lambda: self.bench_config(preset, **overrides),
+            lambda config: self.bench.start(config, hardware),
+            failed,
+        )
 
     def save_run(self, run: RunResult) -> None:
         """Save a finished run, then show it (the history panel reloads on run_changed, so the

@@ -155,6 +155,24 @@ def test_choose_device_by_hand(make_window, qtbot, recorded_detect):
     assert "GeForce RTX 4090" in window.machine.runs_on_text.text()
 
 
+def test_a_name_that_fits_several_variants_asks_with_a_short_picker(make_window, qtbot):
+    window, services = make_window()
+    machine = window.machine
+    machine.device_combo.setCurrentIndex(-1)
+    machine.device_combo.setEditText("M4 Max")
+    qtbot.mouseClick(machine.use_button, QtCore.Qt.MouseButton.LeftButton)
+    assert machine.variants.isVisible()
+    labels = [b.text() for b in machine.variants.buttons]
+    assert len(labels) == 2 and all("GB/s" in label for label in labels)
+    assert services.settings.current.chosen_device_id is None  # nothing guessed
+    pick = next(b for b in machine.variants.buttons if "32-core" in b.text())
+    with qtbot.waitSignal(services.state.machine_changed, timeout=5000):
+        qtbot.mouseClick(pick, QtCore.Qt.MouseButton.LeftButton)
+    assert services.settings.current.chosen_device_id == "apple-m4-max-32c"
+    assert services.state.profile.name == "Apple M4 Max (32-core GPU)"
+    assert not machine.variants.isVisible()
+
+
 def test_settings_and_window_state_persist(make_window, qtbot):
     window, services = make_window()
     window.show_page("History")
@@ -289,3 +307,21 @@ def test_charts_export_as_png_named_after_the_chosen_file(make_window, qtbot, ti
         "bench-roofline.png",
     ]
     assert all((tmp_path / n).stat().st_size > 5000 for n in names)
+
+
+def test_a_settings_file_with_a_wrong_type_opens_with_defaults_and_a_notice(make_window):
+    import json
+
+    from advisor.core.infra.paths import app_paths
+
+    settings = app_paths().ensure().settings_file
+    settings.write_text(json.dumps({"reps": "5", "workload": "summarise", "theme": 3}))
+    window, services = make_window()
+    assert services.settings.current.reps == 3  # the bad field falls back to its default
+    assert services.settings.current.workload == "summarise"  # the good ones are kept
+    assert window.bench.reps.value() == 3
+    assert window.banner.isVisible()
+    text = window.banner.message.text()
+    assert "reps" in text and "theme" in text and "kept as settings.corrupt-" in text
+    kept = list(settings.parent.glob("settings.corrupt-*.json"))
+    assert len(kept) == 1 and json.loads(kept[0].read_text())["reps"] == "5"

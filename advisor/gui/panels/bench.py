@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-from advisor.core.infra.errors import AdvisorError
 from advisor.core.infra.units import GB, fmt_seconds
 from advisor.core.runs.events import Failure, Progress
 from advisor.core.runs.results import RunResult
@@ -162,12 +161,8 @@ class BenchPanel(QtWidgets.QWidget):
             flash_attn=self.flash.currentData(),
             cache_type=self.cache.currentData(),
         )
-        try:
-            config = self.services.bench_config(self._preset(), **overrides)
-        except AdvisorError as exc:
-            self.services.errors.report(str(exc))
-            return
-        self.services.start_benchmark(config)
+        self.run_button.setEnabled(False)  # one click, one run
+        self.services.start_benchmark(self._preset(), on_refused=self._finish_ui, **overrides)
 
     def _on_cancel_clicked(self) -> None:
         self.cancel_button.setEnabled(False)
