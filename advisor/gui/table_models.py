@@ -120,14 +120,16 @@ class ProjectionTableModel(_Table):
         "Does the model with its KV cache fit in this device's memory? 'partly' means some "
         "layers run from system RAM, much slower.",
         "Writing speed for one user (decode): how fast the answer appears, tokens per second.",
-        "Where the true decode speed most likely lands (5th to 95th percentile of the "
-        "calibration errors).",
+        "Where the true decode speed most likely lands: the range that held about 85% of "
+        "held-out errors for this basis and backend, wider for mixtures of experts, many "
+        "users, deep contexts and spilled layers; for your own run, its measured spread.",
         "Reading speed (prefill): how fast the prompt is processed, tokens per second.",
         "Time to first token: the wait before the answer starts.",
         "Time for a whole request of this workload: reading the prompt plus writing the answer.",
         "Launch price of the card (or cards) where the vendor published one.",
-        "measured: your benchmark on this device; calibrated: published results for this kind "
-        "of device (and your benchmark); spec-only: the datasheet alone.",
+        "measured: your benchmark on this device; published: llama.cpp results published for "
+        "this device; modelled: none for this device, its class has some; spec-only: the "
+        "datasheet alone; unsupported: the device does not run this backend.",
     )
     HEADERS = (
         "Device",
@@ -171,8 +173,12 @@ class ProjectionTableModel(_Table):
             return f"{p.memory_gb:g} GB" + (f" x{p.count}" if p.count > 1 else "")
         if col == self.FITS:
             return {"yes": "yes", "partial": "partly", "no": "no"}[p.fits]
+        if p.basis == "unsupported" and col != self.BASIS:
+            return "not this backend" if col == self.DECODE else "—"
         if p.fits == "no":
             return "does not fit" if col == self.DECODE else "—"
+        if p.beyond_context and col not in (self.BASIS, self.PRICE):
+            return "beyond its context" if col == self.DECODE else "—"
         if col == self.DECODE:
             return _num(p.per_user_tps, ",.1f")
         if col == self.BAND:
@@ -217,18 +223,32 @@ class ProjectionTableModel(_Table):
         if col == self.BASIS:
             lines.insert(
                 0,
-                {
-                    "measured": "From your own measurement on this device.",
-                    "calibrated": "From published llama.cpp results for this kind of device, "
-                    "adjusted by your measurement where you made one.",
-                    "spec-only": "From the datasheet alone: no published measurements calibrate "
-                    "this kind of device.",
-                }[p.basis],
+                BASIS_WORDS.get(p.basis, p.basis)
+                + (
+                    f" Decode: {p.decode_basis}; prefill: {p.prefill_basis}."
+                    if p.decode_basis != p.prefill_basis and p.prefill_basis
+                    else ""
+                ),
             )
         return "\n".join(lines) or None
 
     def colour(self, p: Projection, col: int) -> str | None:
+        if p.basis == "unsupported":
+            return UNSUPPORTED_GREY
         return FIT_COLOURS.get(p.fits) if col == self.FITS else None
+
+
+UNSUPPORTED_GREY = "#8a8a8a"
+BASIS_WORDS = {
+    "measured": "From your own benchmark on this device (band: the run's own spread).",
+    "published": "From llama.cpp results published for this device (the nearest is in the "
+    "notes), carried over to this model.",
+    "modelled": "No published results for this device: modelled from its class (similar "
+    "devices on the same backend), with a wider band.",
+    "spec-only": "From the datasheet alone: no published results for this device or its "
+    "class on this backend. Treat it as a rough guide.",
+    "unsupported": "This device does not run this llama.cpp backend.",
+}
 
 
 class PinnedFirstRowProxy(QtCore.QSortFilterProxyModel):

@@ -17,6 +17,7 @@ from advisor.core.infra.validate import one_of, whole_number, whole_numbers
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.projection import Target, project
 from advisor.core.predict.reference import Reference
+from advisor.core.predict.speed_model import usable_peak
 from advisor.core.predict.workloads import custom_workload
 from advisor.core.runs.config import PRESETS, BenchConfig
 from advisor.usecases.models import facts_for_synthetic, resolved_model_path
@@ -132,7 +133,10 @@ def with_machine_facts(
     say how long the run takes)."""
     if profile is None:
         return config
-    peak, _ = profile.compute_peak(facts.is_quantized)
+    # the prefill roof a run is explained against: the precision the backend really runs in
+    # (the backend-path table), the profile's own estimate where the table has no figure
+    peak = usable_peak(profile.device, profile.backend, facts.is_quantized)
+    peak = peak or profile.compute_peak(facts.is_quantized)[0]
     guess = project(
         facts,
         Target(profile.device, backend=profile.backend),

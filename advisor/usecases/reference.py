@@ -12,11 +12,15 @@ from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.serde import DataError
 from advisor.core.infra.validate import number
+from advisor.core.model.facts import ModelFacts
+from advisor.core.predict import ceilings
+from advisor.core.predict.projection import unsupported_sentence
 from advisor.core.predict.reference import Reference, device_for_run, reference_from_run
 from advisor.core.runs.results import RunResult
 
 MAX_RUN_FILE_BYTES = 32 * 1024 * 1024  # a run is a few kB; an export of hundreds, a few MB
 MAX_TPS = 1e7  # no device decodes or reads prompts faster than this
+CEILING_SLACK = 1.10  # a measured decode up to 10% above the spec ceiling is accepted
 
 
 def read_run_file(path: str) -> RunResult:
@@ -82,4 +86,28 @@ def reference_from_speeds(
     tg = number("--from-tg", tg_tps, 0, MAX_TPS, unit="tokens/s")
     pp = None if pp_tps is None else number("--from-pp", pp_tps, 0, MAX_TPS, unit="tokens/s")
     chosen = (backend or device.usual_backend).lower()
+    if chosen not in device.backends:
+        raise InputError(
+            unsupported_sentence(device, chosen) + " Give --from-backend one of those."
+        )
     return Reference(device, chosen, tg, pp)
+
+
+def check_measured(reference: Reference, facts: ModelFacts) -> None:
+    """Refuse a measured decode speed the device's memory cannot deliver: more than 10% above
+    its bandwidth ceiling for this model (a typo, or a different model or device)."""
+    if not reference.tg_tps:
+        return
+    measured_with = reference.facts or facts
+    ceiling = ceilings.decode_ceiling_tps(
+        reference.device.bandwidth_bytes_per_s,
+        measured_with.active_weights_bytes,
+        measured_with.kv_cache_bytes(reference.tg_depth + reference.n_gen // 2),
+    )
+    if reference.tg_tps > CEILING_SLACK * ceiling:
+        raise InputError(
+            f"{reference.tg_tps:,.4g} tokens/s is more than {reference.device.name}'s memory "
+            f"bandwidth allows for {measured_with.name} ({ceiling:,.1f} tokens/s at "
+            f"{reference.device.memory_bandwidth_gbs:,.0f} GB/s); check the figure, the model "
+            "and the device."
+        )

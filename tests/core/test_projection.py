@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import replace
 
 import pytest
@@ -13,16 +12,12 @@ from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
+from advisor.core.predict import ceilings
+from advisor.core.predict.efficiency import RidgeFit
 from advisor.core.predict.memory_fit import DEDICATED_RESERVE_BYTES
 from advisor.core.predict.projection import HOP_OVERHEAD_S, Target, project
 from advisor.core.predict.reference import Reference
-from advisor.core.predict.speed_model import (
-    DecodeParams,
-    SpeedModel,
-    fit,
-    load_observations,
-    lodo_residuals,
-)
+from advisor.core.predict.speed_model import DecodeFit, SpeedModel, default_model, usable_peak
 from advisor.core.predict.verdict import upgrade_verdict
 from advisor.core.predict.workloads import PRESETS, custom_workload, get_workload
 
@@ -40,14 +35,16 @@ def nemo():
 
 
 def _model(eff=0.8, t_layer=0.0001, pp_eff=0.5, backend="cuda"):
+    """A speed model with hand-set shares: no data behind it (every device spec-only), and
+    attention's arithmetic made free so decode is bytes and layers alone."""
     return SpeedModel(
-        decode={backend: DecodeParams(eff, t_layer)},
-        # achieved FLOP/s = exp(offset) x peak^beta: beta 1 makes it pp_eff x peak
-        prefill_beta={backend: 1.0},
-        prefill_offset={backend: math.log(pp_eff)},
-        prefill_offset_group={},
-        decode_band={backend: (0.8, 1.1)},
-        prefill_band={backend: (0.7, 1.2)},
+        DecodeFit({backend: t_layer}, RidgeFit({f"b:{backend}": math.log(eff)})),
+        RidgeFit({f"b:{backend}": math.log(pp_eff)}),
+        (),
+        {("decode", "*", "spec-only"): (0.8, 1.1), ("prefill", "*", "spec-only"): (0.7, 1.2)},
+        {"same": 0.0, "cross": 0.0},
+        {backend: 1e12},
+        {backend: 0.25},
     )
 
 
@@ -63,7 +60,7 @@ def test_decode_formula_by_hand(cat, nemo):
     assert p.decode_ceiling_tps == pytest.approx(1008e9 / bytes_pt)
     assert p.decode_tps_low == pytest.approx(expected * 0.8)
     assert p.decode_tps_high == pytest.approx(expected * 1.1)
-    assert p.basis == "calibrated"
+    assert p.basis == "spec-only"  # no published data behind this hand-made model
     assert p.fits == "yes"
 
 
@@ -72,8 +69,11 @@ def test_prefill_and_workload_arithmetic_by_hand(cat, nemo):
     w = custom_workload(2000, 100, requests_per_day=10)
     p = project(nemo, Target(gpu), w, host=HOST, model=_model(pp_eff=0.5))
     flops = nemo.flops_per_token(1000)
-    assert p.prefill_tps == pytest.approx(0.5 * gpu.peak_flops_per_s / flops)
-    assert p.prefill_ceiling_tps == pytest.approx(gpu.peak_flops_per_s / flops)
+    # the usable peak: INT8 tensor cores for a quantised model on CUDA (backend-path table)
+    peak = usable_peak(gpu, "cuda", True)
+    assert peak == pytest.approx(gpu.int8_tensor_tops * 1e12)
+    assert p.prefill_tps == pytest.approx(0.5 * peak / flops)
+    assert p.prefill_ceiling_tps == pytest.approx(peak / flops)
     assert p.ttft_s == pytest.approx(2000 / p.prefill_tps)
     assert p.request_s == pytest.approx(p.ttft_s + 100 / p.per_user_tps)
     assert p.wait_per_day_s == pytest.approx(10 * p.request_s)
@@ -142,22 +142,72 @@ def test_apple_memory_option_is_the_smallest_that_fits(cat, nemo):
     assert p.memory_gb == min(cat.resolve("Apple M4 Max 40-core GPU").memory_sizes_gb)
 
 
-def test_basis_measured_calibrated_spec_only(cat, nemo):
+def test_basis_measured_published_modelled_spec_only(cat, nemo):
     m4 = cat.resolve("Apple M4 Pro 20-core GPU")
-    ref = Reference(m4, "metal", tg_tps=29.2, pp_tps=284)
+    ref = Reference(m4, "metal", tg_tps=29.2, pp_tps=284, tg_spread=0.01, pp_spread=0.007)
     w = custom_workload(512, 128)
     own = project(nemo, Target(m4), w, host=HOST, reference=ref)
-    assert own.basis == "measured"
-    # the measurement is reproduced on the device it was made on
+    assert own.basis == own.decode_basis == own.prefill_basis == "measured"
+    # the measurement is reproduced on the device it was made on, with the run's own spread
     assert own.decode_tps == pytest.approx(29.2, rel=0.03)
     assert own.prefill_tps == pytest.approx(284, rel=0.03)
-    other = project(nemo, Target(cat.resolve("RTX 4090")), w, host=HOST, reference=ref)
-    assert other.basis == "calibrated"
+    assert own.decode_tps_high / own.decode_tps == pytest.approx(1.02)  # the +-2% floor
+    published = project(nemo, Target(cat.resolve("RTX 4090")), w, host=HOST, reference=ref)
+    assert published.basis == "published" and published.published is not None
+    modelled = project(nemo, Target(cat.resolve("RTX 4070 SUPER")), w, host=HOST)
+    modelled = project(nemo, Target(cat.resolve("RTX 4060 Ti 16GB")), w, host=HOST)
+    assert modelled.basis == "modelled" and modelled.published is None
     intel = project(nemo, Target(cat.resolve("Arc B580"), backend="sycl"), w, host=HOST)
     assert intel.basis == "spec-only"
-    assert (
-        intel.decode_tps_high / intel.decode_tps_low > other.decode_tps_high / other.decode_tps_low
-    )
+
+    def width(p):
+        return p.decode_tps_high / p.decode_tps_low
+
+    assert width(own) < width(published) < width(modelled) < width(intel)
+
+
+def test_a_prefill_never_measured_is_not_labelled_measured(cat, nemo):
+    m4 = cat.resolve("Apple M4 Pro 20-core GPU")
+    ref = Reference(m4, "metal", tg_tps=29.2, facts=nemo)  # --from-tg only
+    p = project(nemo, Target(m4), custom_workload(512, 128), host=HOST, reference=ref)
+    assert p.decode_basis == "measured"
+    assert p.prefill_basis == "modelled" and p.basis == "modelled"  # no M4 Pro data shipped
+
+
+@pytest.mark.parametrize(
+    ("device", "backend"), [("Apple M4 Max 40-core GPU", "cuda"), ("RTX 4090", "metal")]
+)
+def test_a_backend_the_device_does_not_run_is_unsupported(cat, nemo, device, backend):
+    target = Target(cat.resolve(device), backend=backend)
+    p = project(nemo, target, get_workload("chat"), host=HOST)
+    assert p.basis == "unsupported"
+    assert p.decode_tps is None and p.prefill_tps is None
+    assert "does not run llama.cpp's" in p.notes[0]
+
+
+def test_no_device_without_published_data_is_labelled_published(cat, nemo):
+    model = default_model()
+    measured = {(o.device.id, o.backend) for o in model.observations}
+    labels = {}
+    for d in cat:
+        p = project(nemo, Target(d), custom_workload(512, 128), host=HOST)
+        labels[p.basis] = labels.get(p.basis, 0) + 1
+        if p.basis == "published":
+            assert (d.id, p.backend) in measured, d.id
+        else:
+            assert (d.id, p.backend) not in measured, d.id
+    assert labels.get("published", 0) < len(cat) / 3  # most devices have no data of their own
+    assert labels.get("modelled", 0) > 0 and labels.get("spec-only", 0) > 0
+
+
+def test_published_figure_beside_the_prediction(cat):
+    llama2 = facts_from_shape(get_shape("llama-2-7b"), "q4_0")
+    a100 = cat.resolve("nvidia-a100-pcie-80gb")
+    p = project(llama2, Target(a100), custom_workload(512, 128), host=HOST)
+    assert p.published["tg_tps"] == pytest.approx(190.88)
+    assert p.published["build"] == "5143fa8"
+    assert "discussions/15013" in p.published["source_url"]
+    assert any(n.startswith("published: 191 t/s decode, ") for n in p.notes)
 
 
 def test_seed_4070_to_4090(cat, nemo):
@@ -176,15 +226,16 @@ def test_seed_m4_pro_at_32k_depth(cat, nemo):
     p = project(
         nemo, Target(m4), custom_workload(1, 1, history_tokens=32_768), host=HOST, reference=ref
     )
-    assert p.decode_tps == pytest.approx(14.4, rel=0.25)
+    # the seed measured 14.4 t/s; the figure comes from its pp512/tg128 alone
+    assert p.decode_tps == pytest.approx(14.4, rel=0.10)
 
 
 def test_seed_m4_pro_32_streams_compute_capped(cat, nemo):
     m4 = cat.resolve("Apple M4 Pro 20-core GPU")
     ref = Reference(m4, "metal", tg_tps=29.2, pp_tps=284)
     p = project(nemo, Target(m4), get_workload("many-users"), host=HOST, reference=ref)
-    assert p.aggregate_tps == pytest.approx(194, rel=0.30)
-    assert p.per_user_tps == pytest.approx(6, rel=0.35)
+    assert p.aggregate_tps == pytest.approx(194, rel=0.10)
+    assert p.per_user_tps == pytest.approx(6, rel=0.15)
     assert p.decode_limited_by == "compute"
 
 
@@ -210,17 +261,6 @@ def test_all_presets_project_for_every_device(cat, nemo):
             if p.fits != "no":
                 assert p.decode_tps > 0 and math.isfinite(p.decode_tps)
                 assert p.decode_tps_low <= p.decode_tps <= p.decode_tps_high
-
-
-def test_calibration_holds_up_on_held_out_devices():
-    obs = load_observations()
-    residuals = lodo_residuals(obs, fit)
-    tg_err = statistics.median(abs(tg / o.tg_tps - 1) for o, tg, _ in residuals)
-    pp_err = statistics.median(
-        abs(pp / o.pp_tps - 1) for o, _, pp in residuals if math.isfinite(pp)
-    )
-    assert tg_err <= 0.10
-    assert pp_err <= 0.25
 
 
 def test_cpu_reference_reproduces_its_own_prefill(cat, nemo):
@@ -251,7 +291,8 @@ def test_a_run_of_one_model_calibrates_another(cat, nemo):
         / project(small, Target(m4), w, host=HOST).decode_tps
     )
     assert nemo_ratio != pytest.approx(1.0, abs=0.01)  # the run does move the prediction
-    assert small_ratio == pytest.approx(nemo_ratio, rel=1e-3)
+    # the ratio scales the bytes' time; attention's arithmetic differs between the models
+    assert small_ratio == pytest.approx(nemo_ratio, rel=0.05)
     assert project(small, Target(m4), w, host=HOST, reference=ref).decode_tps > 29.2 * 3
 
 
@@ -330,4 +371,67 @@ def test_verdict_names_compute_when_many_users_cap_the_current_device(cat, nemo)
     many = next(g for g in v.gains if g.workload == "many-users")
     assert many.limited_by == "compute"
     assert "memory bandwidth" not in v.sentence.split(";")[0]
-    assert v.basis in ("calibrated", "spec-only")  # the weaker side sets the basis
+    assert v.basis in ("modelled", "spec-only")  # the weaker side sets the basis
+
+
+def test_moe_with_many_users_reads_most_experts(cat):
+    moe = facts_from_shape(get_shape("qwen3-30b-a3b"), "q4_k_m")
+    dense = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")
+    gpu = Target(cat.resolve("RTX 4090"))
+    w = get_workload("many-users")
+    p = project(moe, gpu, w, host=HOST)
+    experts = (moe.weights_bytes - moe.active_weights_bytes) / (1 - 8 / 128)
+    assert p.bytes_per_step >= 0.8 * experts
+    assert p.aggregate_tps < project(dense, gpu, w, host=HOST).aggregate_tps
+    one = project(moe, gpu, get_workload("chat"), host=HOST)
+    assert one.bytes_per_step < 0.3 * moe.weights_bytes  # one stream: the active weights
+
+
+def test_weights_read_per_step_by_hand():
+    # 10 GB of experts (8 of 128 used) beside 2 GB dense: one stream reads 2 + 10 x 8/128
+    total, active = 12e9, 2e9 + 10e9 * 8 / 128
+    assert ceilings.weights_read_per_step(total, active, 128, 8, 1) == pytest.approx(active)
+    two = 2e9 + 10e9 * (1 - (120 / 128) ** 2)
+    assert ceilings.weights_read_per_step(total, active, 128, 8, 2) == pytest.approx(two)
+    assert ceilings.weights_read_per_step(total, active, 128, 8, 4096) == pytest.approx(total)
+    assert ceilings.weights_read_per_step(7e9, 7e9, 0, 0, 32) == 7e9  # dense: once
+
+
+@pytest.mark.parametrize("from_tg_share", [0.5, 0.75, 1.5, 2.0])
+def test_a_cpu_measurement_barely_moves_a_gpu(cat, nemo, from_tg_share):
+    cpu = cat.resolve("Core i9-14900K")
+    w = custom_workload(512, 128)
+    own = project(nemo, Target(cpu), w, host=HOST)
+    ref = Reference(cpu, "cpu", tg_tps=own.decode_tps * from_tg_share, facts=nemo)
+    gpu = Target(cat.resolve("RTX 4090"))
+    moved = project(nemo, gpu, w, host=HOST, reference=ref).decode_tps
+    alone = project(nemo, gpu, w, host=HOST).decode_tps
+    assert moved / alone == pytest.approx(1.0, abs=0.10)
+
+
+def test_history_beyond_the_trained_context_is_flagged(cat):
+    llama3 = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")
+    assert llama3.context_length == 8192
+    p = project(llama3, Target(cat.resolve("RTX 4090")), get_workload("long-chat"), host=HOST)
+    assert p.beyond_context and p.decode_tps is None and p.ttft_s is None
+    assert "beyond the 8,192 this model was trained on" in p.notes[-1]
+
+
+def test_first_token_for_simultaneous_arrivals_is_the_last_ones_wait(cat, nemo):
+    gpu = Target(cat.resolve("RTX 4090"))
+    one = project(nemo, gpu, get_workload("chat"), host=HOST)
+    many = project(nemo, gpu, get_workload("many-users"), host=HOST)
+    assert many.ttft_s == pytest.approx(32 * 300 / many.prefill_tps)
+    assert many.ttft_s > 20 * one.ttft_s
+
+
+def test_spilled_layers_use_the_cpu_share_of_the_measured_ram_bandwidth(cat):
+    f70 = facts_from_shape(get_shape("llama-3-70b"), "q4_k_m")
+    gpu = Target(cat.resolve("RTX 4090"))
+    p = project(f70, gpu, get_workload("chat"), host=Host(64 * GiB, 60e9))
+    spilled = (1 - p.offloaded_share) * p.bytes_per_step
+    cpu_share = default_model().cpu_share()
+    assert 0.3 < cpu_share < 1.0
+    # the spilled bytes at the CPU backend's share of 60 GB/s are most of each token's time
+    assert 1 / p.decode_tps > spilled / (60e9 * cpu_share)
+    assert 1 / p.decode_tps < 1.3 * spilled / (60e9 * cpu_share)

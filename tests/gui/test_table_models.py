@@ -79,7 +79,7 @@ def test_cells_say_units_and_fit(projections):
     assert model.index(row, ProjectionTableModel.PRICE).data(DISPLAY) == "$1,599"
     assert model.index(0, ProjectionTableModel.DEVICE).data(DISPLAY).endswith("(this machine)")
     tip = model.index(row, ProjectionTableModel.BASIS).data(QtCore.Qt.ItemDataRole.ToolTipRole)
-    assert "published llama.cpp results" in tip
+    assert "llama.cpp results published for this device" in tip
 
 
 def test_only_what_fits_hides_unfit_devices_but_not_this_machine(qapp):

@@ -15,14 +15,24 @@ from advisor.core.infra.paths import app_paths
 from advisor.core.infra.units import fmt_seconds
 from advisor.core.infra.validate import number, whole_number
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.projection import Projection, Target
+from advisor.core.predict.projection import (
+    Projection,
+    ProjectionError,
+    Target,
+    unsupported_sentence,
+)
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.verdict import Verdict
 from advisor.core.predict.workloads import Workload, custom_workload, get_workload
 from advisor.usecases.compare import projection_table, verdicts_from_reference
 from advisor.usecases.machine import cached_report, host_for
 from advisor.usecases.models import facts_for_choice
-from advisor.usecases.reference import read_run_file, reference_for_run, reference_from_speeds
+from advisor.usecases.reference import (
+    check_measured,
+    read_run_file,
+    reference_for_run,
+    reference_from_speeds,
+)
 
 MAX_CARDS = 16
 MAX_CONTEXT = 10_000_000
@@ -76,6 +86,8 @@ def run(args: argparse.Namespace) -> Output:
     facts = facts_for_choice(args.model, args.shape, args.quant)
     workload = workload_from(args)
     reference = _reference(args, catalogue)
+    if reference is not None:
+        check_measured(reference, facts)
     host = host_for(
         cached_report(app_paths()),
         ram_gb=None if args.ram_gb is None else number("--ram-gb", args.ram_gb, 0, 65536),
@@ -93,6 +105,10 @@ def run(args: argparse.Namespace) -> Output:
             for t in (targets or [Target(d) for d in catalogue])
         ]
     targets = targets if targets is not None else [Target(d) for d in catalogue]
+    if args.to and args.backend:
+        for t in targets:
+            if t.backend and t.backend not in t.device.backends:
+                raise ProjectionError(unsupported_sentence(t.device, t.backend))
     table = projection_table(
         facts, workload, catalogue=catalogue, host=host, reference=reference, targets=targets
     )
@@ -143,7 +159,13 @@ def text(
             + (f", {reference.pp_tps} t/s prefill" if reference.pp_tps else "")
         )
     rows = []
+    unsupported = [p for p in projections if p.basis == "unsupported"]
+    projections = [p for p in projections if p.basis != "unsupported"]
     for p in projections:
+        if p.beyond_context:
+            rows.append([p.device, p.backend, p.fits, "beyond context", "-", "-", "-", "-",
+                         p.basis])  # fmt: skip
+            continue
         if p.fits == "no":
             rows.append([p.device, p.backend, "no", "-", "-", "-", "-", "-", "-"])
             continue
@@ -167,6 +189,11 @@ def text(
         "first token", "basis",
     ]  # fmt: skip
     lines.append(format_table(headers, rows, right=(3, 4, 5, 6, 7)))
+    if unsupported:
+        lines.append(
+            f"{len(unsupported)} devices do not run the {unsupported[0].backend} backend "
+            "(not shown; in --json with basis 'unsupported')."
+        )
     lines += [f"  {p.device}: {note}" for p in projections for note in p.notes]
     lines += [f"\n{v.sentence}" for v in verdicts]
     return "\n".join(lines)

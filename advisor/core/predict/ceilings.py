@@ -93,3 +93,28 @@ def batched_decode_ceiling(
         else None
     )
     return BatchedDecodeCeiling(streams, memory, compute)
+
+
+def weights_read_per_step(
+    weights_bytes: float,
+    active_weights_bytes: float,
+    n_expert: int = 0,
+    n_expert_used: int = 0,
+    streams: int = 1,
+) -> float:
+    """Weight bytes one decode step reads for `streams` streams together.
+
+    A dense model reads every weight once, whatever the number of streams. A mixture of
+    experts reads its dense part (attention, shared experts, embeddings) once and, in each
+    layer, every expert at least one stream routed to: with k of E experts per token, a share
+    1 - (1 - k/E)^B of them for B streams (routing taken as independent). One stream reads
+    the active weights; many streams approach all of them.
+    """
+    if streams < 1:
+        raise ValueError("streams must be at least 1")
+    if n_expert <= 1 or not 0 < n_expert_used < n_expert:
+        return active_weights_bytes
+    used = n_expert_used / n_expert
+    experts = (weights_bytes - active_weights_bytes) / (1.0 - used)
+    dense = weights_bytes - experts
+    return dense + experts * (1.0 - (1.0 - used) ** streams)

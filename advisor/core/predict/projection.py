@@ -1,22 +1,30 @@
 """The advisor: what a catalogued device would do for *your* model and workload.
 
 For each target device this predicts time to first token, decode speed, request time and
-whether the model and its KV cache fit, from the calibrated speed model (speed_model.py) and,
-when the user has measured their own machine, from their measured efficiency:
+whether the model and its KV cache fit, from the fitted speed model (speed_model.py) and, when
+the user has measured their own machine, from that measurement:
 
-- the ratio measured / predicted on the user's device scales predictions for targets of the
-  same backend class fully, and for other classes by its square root (half in log space);
-- every number carries its basis: `measured` (the user's own device), `calibrated` (the fitted
-  model, plus the user's ratio where there is one) or `spec-only` (a backend without published
-  measurements: default efficiencies and a wide band), and a low/high band;
+- on the device and backend the user measured, the measurement counts in full (measured /
+  predicted scales the prediction);
+- on another device it moves the prediction only by the part of one device's error other
+  devices share (estimated from the published data: `SpeedModel.transfer`), and across
+  backends at most by r^0.13, so a CPU run never drags a GPU's figures;
+- every number carries its basis: `measured` (this device, this run, this test), `published`
+  (shipped llama.cpp results for this device and backend), `modelled` (none for the device, its
+  class has some), `spec-only` (neither) or `unsupported` (a backend the device does not run:
+  no numbers), and a band from the held-out errors of that basis, wider for each extrapolation
+  (a mixture of experts, many streams, a deep context, spilled layers, several cards);
+- history beyond the model's trained context is flagged and not predicted; time to first token
+  for B simultaneous arrivals is the last one's wait;
 - several identical cards split the layers as llama.cpp does: memory adds up, but a token
   passes the cards one after another, so single-stream decode does not speed up;
-- when weights + KV cache do not fit, the layers that spill run from system RAM at its
-  bandwidth (`partial`, and the note says so); what fits nowhere is `no`, never a number.
+- when weights + KV cache do not fit, the layers that spill run from system RAM at its measured
+  bandwidth and the CPU backend's share of it (`partial`); what fits nowhere is `no`.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -28,14 +36,16 @@ from advisor.core.model.memory import memory_need
 from advisor.core.predict import ceilings
 from advisor.core.predict.memory_fit import Fit, fit_on, memory_option
 from advisor.core.predict.reference import Reference
-from advisor.core.predict.speed_model import SpeedModel, default_model
+from advisor.core.predict.speed_model import BASES, SpeedModel, default_model, usable_peak
 from advisor.core.predict.workloads import Workload, custom_workload
 
 PCIE_BYTES_PER_S = 25e9  # spilled weights cross PCIe 4.0 x16 once per prompt batch
 HOP_OVERHEAD_S = 0.0003  # per extra card per token when layers are split across cards
-CROSS_CLASS_WEIGHT = 0.5  # how much of the user's measured ratio carries to another backend
-SAME_DEVICE_BAND = (0.92, 1.08)
-BASES = ("spec-only", "calibrated", "measured")  # weakest first
+MEASURED_FLOOR = 0.02  # a measured band is never narrower than +-2%
+MEASURED_SINGLE_RUN = 0.05  # +-5% where the run did not repeat its tests
+DEEP_CONTEXT = 16_384  # deeper than the published depth data mostly reaches
+# extra half-widths (log) for extrapolations the held-out errors do not cover
+WIDEN = {"batch": 0.12, "depth": 0.08, "spill": 0.25, "cards": 0.10, "moe": 0.10}
 
 
 def basis_rank(basis: str) -> int:
@@ -44,7 +54,7 @@ def basis_rank(basis: str) -> int:
 
 
 class ProjectionError(InputError):
-    """A projection that cannot be made (e.g. a backend the device cannot run)."""
+    """A projection that cannot be made (a backend the device does not run)."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +77,7 @@ class Projection:
     memory_gb: float
     memory_needed_bytes: float
     offloaded_share: float  # share of the bytes on the device (1.0 when it fits)
-    basis: str  # "measured" | "calibrated" | "spec-only"
+    basis: str  # measured | published | modelled | spec-only | unsupported
     decode_tps: float | None = None
     decode_tps_low: float | None = None
     decode_tps_high: float | None = None
@@ -86,6 +96,11 @@ class Projection:
     bandwidth_bytes_per_s: float = 0.0
     peak_flops_per_s: float | None = None
     workload: str = ""
+    bytes_per_step: float | None = None  # bytes one decode step reads, all streams together
+    decode_basis: str = ""  # the decode figure's own basis (prefill may rest on less)
+    prefill_basis: str = ""
+    beyond_context: bool = False  # the workload's context exceeds the model's trained context
+    published: dict[str, Any] | None = None  # the nearest shipped published figure
     notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
@@ -105,8 +120,8 @@ class _Ratios:
     pp: float = 1.0
     backend: str | None = None
     device_id: str | None = None
-    # seconds per byte of KV cache beyond what bandwidth and the FLOP model predict, measured
-    # on the reference device; it does not carry to other devices
+    # seconds per byte of KV cache beyond what the model predicts, measured deep in the
+    # context on the reference device; it does not carry to other devices
     kv_seconds_per_byte: float = 0.0
 
 
@@ -120,13 +135,9 @@ def measured_ratios(
     r = _Ratios(backend=ref.backend, device_id=ref.device.id)
     facts = ref.facts or facts
     host = host or Host(ram_bytes=1e15, ram_bandwidth_bytes_per_s=ref.device.bandwidth_bytes_per_s)
-    peak = ref.device.compute_peak_for(facts.is_quantized)
-    if ref.pp_tps and peak:
-        # the same peak `project` uses for this device, so a re-projection of the user's own
-        # machine returns what was measured
-        flops = facts.flops_per_token(ref.n_prompt // 2)
-        predicted = model.prefill_tps(ref.backend, ref.device, peak, flops)
-        r.pp = ref.pp_tps / predicted
+    rate = model.prefill_rate(ref.device, ref.backend, facts)
+    if ref.pp_tps and rate:
+        r.pp = ref.pp_tps / (rate / facts.flops_per_token(ref.n_prompt // 2))
     if ref.tg_tps:
         shallow = _unscaled_decode(model, facts, ref, ref.tg_depth, host)
         if shallow:
@@ -164,7 +175,7 @@ def _fit_depth(
 ) -> None:
     """Two decode measurements, shallow and deep, fix two unknowns: the share of the
     predicted speed this device reaches (the ratio) and a cost per byte of KV cache beyond
-    reading it (attention's own arithmetic: on CPUs several times the cost of the bytes).
+    what the model predicts for it.
 
         1/tps(depth) = predicted_seconds(depth) / ratio + cost x kv_bytes(depth)
     """
@@ -177,7 +188,7 @@ def _fit_depth(
         return
     inverse_ratio = (t0 * k1 - t1 * k0) / det
     cost = (a0 * t1 - a1 * t0) / det
-    if inverse_ratio > 0 and cost > 0:  # else the deep run shows nothing beyond the bytes
+    if inverse_ratio > 0 and cost > 0:  # else the deep run shows nothing beyond the model
         r.tg, r.kv_seconds_per_byte = 1.0 / inverse_ratio, cost
 
 
@@ -193,7 +204,7 @@ def _same_model(measured: ModelFacts | None, projected: ModelFacts) -> bool:
     return key(measured) == key(projected)
 
 
-# a comparison projects one reference onto ~200 devices: its ratios are computed once
+# a comparison projects one reference onto ~250 devices: its ratios are computed once
 _ratio_cache: list[tuple[tuple[Any, ...], _Ratios]] = []
 
 
@@ -209,10 +220,6 @@ def _cached_ratios(
     ratios = measured_ratios(model, facts, reference, host)
     _ratio_cache[:] = [(key, ratios)]
     return ratios
-
-
-def _carry(ratio: float, same_class: bool) -> float:
-    return ratio if same_class else ratio**CROSS_CLASS_WEIGHT
 
 
 # -------------------------------------------------------------------------------------------
@@ -234,15 +241,25 @@ class _Setup:
     peak: float
     ratios: _Ratios
     cache_type: str
-
-    @property
-    def same_class(self) -> bool:
-        return self.ratios.backend == self.backend
+    host: Host
 
     @property
     def own_device(self) -> bool:
         """Is this the device (and backend) the user measured, as one card?"""
-        return self.ratios.device_id == self.device.id and self.same_class and self.count == 1
+        return (
+            self.ratios.device_id == self.device.id
+            and self.ratios.backend == self.backend
+            and self.count == 1
+        )
+
+    def carried(self, model: SpeedModel, ratio: float) -> float:
+        """The part of a measured ratio that carries to this device."""
+        if self.ratios.device_id is None:
+            return 1.0
+        if self.own_device:
+            return ratio
+        same = self.ratios.backend == self.backend
+        return float(ratio ** model.transfer.get("same" if same else "cross", 0.0))
 
 
 def project(
@@ -260,15 +277,12 @@ def project(
     device, count = target.device, max(1, target.count)
     backend = (target.backend or device.usual_backend).lower()
     notes: list[str] = []
-    if backend not in device.backends:
-        notes.append(
-            f"{device.name} is not usually run with {backend}; the prediction assumes it works."
-        )
     streams = max(1, workload.concurrency)
     need = memory_need(facts, workload.context_tokens(), streams, cache_type).total_bytes
     memory_gb = memory_option(device, need, count, target.memory_gb)
     fit = fit_on(device, count, need, memory_gb, host, target.memory_gb is not None)
-    peak = device.compute_peak_for(facts.is_quantized) or 0.0
+    # the compute ceiling: the peak of the precision the backend's kernels really run in
+    peak = usable_peak(device, backend, facts.is_quantized) or 0.0
     base: dict[str, Any] = dict(
         device=device.name + (f" x{count}" if count > 1 else ""),
         device_id=device.id,
@@ -281,40 +295,68 @@ def project(
         peak_flops_per_s=peak or None,
         workload=workload.id,
     )
+    if backend not in device.backends:
+        notes.append(unsupported_sentence(device, backend))
+        return Projection(
+            fits=fit.fits, offloaded_share=fit.share_on_device, basis="unsupported",
+            decode_basis="unsupported", prefill_basis="unsupported", notes=tuple(notes), **base,
+        )  # fmt: skip
     if fit.note:
         notes.append(fit.note)
     if fit.fits == "no":
         return Projection(
-            fits="no", offloaded_share=0.0, basis="spec-only", notes=tuple(notes), **base
+            fits="no", offloaded_share=0.0, basis=model.basis(device, backend),
+            notes=tuple(notes), **base,
+        )  # fmt: skip
+    if facts.context_length and workload.context_tokens() > facts.context_length:
+        notes.append(
+            f"{workload.context_tokens():,} tokens of context is beyond the "
+            f"{facts.context_length:,} this model was trained on: llama.cpp would need RoPE "
+            "scaling and the answers degrade, so no speed is predicted. Shorten the history "
+            "or choose a model trained on a longer context."
         )
+        return Projection(
+            fits=fit.fits, offloaded_share=fit.share_on_device,
+            basis=model.basis(device, backend), beyond_context=True, notes=tuple(notes), **base,
+        )  # fmt: skip
     ratios = _cached_ratios(model, facts, reference, host)
-    setup = _Setup(facts, device, count, backend, workload, streams, fit, peak, ratios, cache_type)
-    prefill_tps, flops_prefill = _prefill(setup, model)
-    decode = _decode(setup, model, prefill_tps, flops_prefill)
-    basis, band_tg, band_pp = _basis(setup, model, reference, notes)
+    s = _Setup(facts, device, count, backend, workload, streams, fit, peak, ratios, cache_type,
+               host)  # fmt: skip
+    rate, prefill_tps, flops_prefill = _prefill(s, model)
+    decode = _decode(s, model, rate)
+    bases = _bases(s, model, reference, notes)
     if count > 1:
         notes.append(
             f"{count} cards split the layers: memory adds up, but each token passes "
             "the cards in turn, so one stream decodes no faster than on one card."
         )
-    return _assemble(
-        setup, base, notes, basis, band_tg, band_pp, prefill_tps, flops_prefill, decode
+    published = model.published(device, backend, facts)
+    if published is not None:
+        notes.append(published.summary() + f" ({published.source_url}).")
+    return _assemble(s, model, base, notes, bases, reference, prefill_tps, flops_prefill,
+                     decode, published)  # fmt: skip
+
+
+def unsupported_sentence(device: Device, backend: str) -> str:
+    return (
+        f"{device.name} does not run llama.cpp's {backend} backend; it runs "
+        f"{', '.join(device.backends)}."
     )
 
 
-def _prefill(s: _Setup, model: SpeedModel) -> tuple[float | None, float]:
-    """(prefill tokens/s at the workload's prompt depth, FLOPs per prompt token)."""
+def _prefill(s: _Setup, model: SpeedModel) -> tuple[float | None, float | None, float]:
+    """(FLOP/s reached, prefill tokens/s at the workload's prompt depth, FLOPs per token)."""
     flops_prefill = s.facts.flops_per_token(s.workload.prefill_depth_tokens())
-    if not s.peak:
-        return None, flops_prefill
-    prefill_tps = model.prefill_tps(s.backend, s.device, s.peak, flops_prefill) * _carry(
-        s.ratios.pp, s.same_class
-    )
+    rate = model.prefill_rate(s.device, s.backend, s.facts)
+    if not rate:
+        return None, None, flops_prefill
+    rate *= s.carried(model, s.ratios.pp)
+    prefill_tps = rate / flops_prefill
     if s.fit.share_on_device < 1.0 and not s.device.unified_memory:
         # llama.cpp streams the spilled weights to the GPU for each prompt batch
         per_batch = (1 - s.fit.share_on_device) * s.facts.weights_bytes / PCIE_BYTES_PER_S
         prefill_tps = 1.0 / (1.0 / prefill_tps + per_batch / 512)
-    return prefill_tps, flops_prefill
+    return rate, prefill_tps, flops_prefill
 
 
 @dataclass(frozen=True)
@@ -324,111 +366,149 @@ class _Decode:
     aggregate_tps: float
     limited_by: str
     kv_per_stream: float
+    bytes_per_step: float
 
 
-def _decode(
-    s: _Setup, model: SpeedModel, prefill_tps: float | None, flops_prefill: float
-) -> _Decode:
+def _decode(s: _Setup, model: SpeedModel, rate: float | None) -> _Decode:
     """Decode at the workload's depth: one stream, and all of the workload's streams."""
-    facts, share = s.facts, s.fit.share_on_device
     depth = s.workload.decode_depth_tokens()
-    kv_per_stream = facts.kv_cache_bytes(depth, s.cache_type)
-    attention_flops = facts.flops_per_token(depth) - 2.0 * facts.active_params
-    params = model.decode_params(s.backend)
-    bandwidth = s.device.bandwidth_bytes_per_s
-    # the FLOP rate this device reaches on real matrix work (what prefill achieves)
-    flops_rate = prefill_tps * flops_prefill if prefill_tps else None
-    # on the device the user measured deep into the context: its own cost of the KV cache
+    kv_per_stream = s.facts.kv_cache_bytes(depth, s.cache_type)
     kv_penalty = s.ratios.kv_seconds_per_byte if s.own_device else 0.0
-    tg_ratio = _carry(s.ratios.tg, s.same_class)
+    tg_ratio = s.carried(model, s.ratios.tg)
 
-    def step_seconds(batch: int) -> tuple[float, float]:
-        """(memory, compute) seconds of one decode step for `batch` streams, the user's
-        measured ratio applied, plus the KV-cache cost measured deep in the context (that
-        cost is measured in seconds already: the ratio does not scale it)."""
-        step_bytes = ceilings.decode_step_bytes(facts.active_weights_bytes, kv_per_stream, batch)
-        on_device = step_bytes * share
-        memory = on_device / (bandwidth * params.eff) + params.t_layer_s * facts.n_layers
-        if share < 1.0:
-            memory += (step_bytes - on_device) / (s.fit.spill_bandwidth_bytes_per_s * params.eff)
-        memory += HOP_OVERHEAD_S * (s.count - 1)
-        # work that does not hide under the memory stream: attention over the cache for every
-        # stream, and the matrix work of every stream beyond the first
-        compute = 0.0
-        if flops_rate:
-            compute = (
-                batch * attention_flops + (batch - 1) * 2.0 * facts.active_params
-            ) / flops_rate
-        attention = batch * kv_per_stream * kv_penalty
-        return memory / tg_ratio, compute / tg_ratio + attention
+    def step(streams: int) -> tuple[float, float, float]:
+        st = model.step(
+            s.device, s.backend, s.facts, streams=streams, depth=depth, compute_rate=rate,
+            cache_type=s.cache_type, tg_ratio=tg_ratio, on_device=s.fit.share_on_device,
+            spill_bandwidth=s.fit.spill_bandwidth_bytes_per_s,
+        )  # fmt: skip
+        memory = st.memory_s + HOP_OVERHEAD_S * (s.count - 1)
+        return memory, st.compute_s + streams * kv_per_stream * kv_penalty, st.bytes
 
-    memory_t, compute_t = step_seconds(1)
+    memory_t, compute_t, step_bytes = step(1)
     decode_tps = 1.0 / (memory_t + compute_t)
     per_user = aggregate = decode_tps
-    limited = s.fit.spill_label if share < 1 else "bandwidth"
+    limited = s.fit.spill_label if s.fit.share_on_device < 1 else "bandwidth"
     if s.streams > 1:
-        memory_t, compute_t = step_seconds(s.streams)
+        memory_t, compute_t, step_bytes = step(s.streams)
         aggregate = s.streams / (memory_t + compute_t)
         per_user = aggregate / s.streams
         limited = "compute" if compute_t > memory_t else "bandwidth"
-    return _Decode(decode_tps, per_user, aggregate, limited, kv_per_stream)
+    return _Decode(decode_tps, per_user, aggregate, limited, kv_per_stream, step_bytes)
 
 
-def _basis(
-    s: _Setup, model: SpeedModel, reference: Reference | None, notes: list[str]
-) -> tuple[str, tuple[float, float], tuple[float, float]]:
-    """What the numbers rest on, and their bands (low, high multipliers)."""
-    # "measured" only for the model, the kind of test and the depth the user measured
-    measured_depths = []
-    if reference is not None and reference.tg_tps and _same_model(reference.facts, s.facts):
-        measured_depths.append(reference.tg_depth + reference.n_gen // 2)
+@dataclass(frozen=True)
+class _Bases:
+    decode: str
+    prefill: str
+    band_tg: tuple[float, float]
+    band_pp: tuple[float, float]
+
+
+def _measured_band(spread: float | None) -> tuple[float, float]:
+    half = MEASURED_SINGLE_RUN if spread is None else max(MEASURED_FLOOR, spread)
+    return 1.0 - half, 1.0 + half
+
+
+def _bases(s: _Setup, model: SpeedModel, reference: Reference | None, notes: list[str]) -> _Bases:
+    """What the decode and prefill numbers rest on, and their bands (low, high multipliers)."""
+    published = model.basis(s.device, s.backend)
+    decode_basis = prefill_basis = published
+    band_tg = model.band("decode", s.backend, published)
+    band_pp = model.band("prefill", s.backend, published)
+    if s.own_device and reference is not None and _same_model(reference.facts, s.facts):
+        measured_depths = [reference.tg_depth + reference.n_gen // 2] if reference.tg_tps else []
         if reference.deep_tg_tps:
             measured_depths.append(reference.deep_tg_depth + reference.n_gen // 2)
-    near_measured = s.streams == 1 and any(
-        abs(s.workload.decode_depth_tokens() - d) <= 2048 for d in measured_depths
-    )
-    if s.own_device and near_measured:
-        return "measured", SAME_DEVICE_BAND, SAME_DEVICE_BAND
-    bands = model.band("decode", s.backend), model.band("prefill", s.backend)
-    if model.calibrated(s.backend) or s.own_device:
-        # published results for the class, or the user's own run on this very device
-        return "calibrated", *bands
-    notes.append(
-        f"No published {s.backend} measurements calibrate this class: the numbers "
-        "use default efficiencies and a wide band."
-    )
-    return "spec-only", *bands
+        if s.streams == 1 and any(
+            abs(s.workload.decode_depth_tokens() - d) <= 2048 for d in measured_depths
+        ):
+            decode_basis, band_tg = "measured", _measured_band(reference.tg_spread)
+        if reference.pp_tps:
+            prefill_basis, band_pp = "measured", _measured_band(reference.pp_spread)
+    widen: list[float] = []
+    if decode_basis != "measured":
+        widen = _extrapolations(s, model)
+        band_tg = _widened(band_tg, widen)
+    if prefill_basis != "measured":
+        band_pp = _widened(band_pp, [w for w in widen if w != WIDEN["batch"]])
+    if published == "spec-only":
+        notes.append(
+            f"No published llama.cpp {s.backend} results for this device or its class: the "
+            "numbers rest on its specifications and the pooled efficiency, with a wide band."
+        )
+    elif published == "published":
+        notes.append(f"Published data for this device: {model.builds(s.device, s.backend)}.")
+    return _Bases(decode_basis, prefill_basis, band_tg, band_pp)
+
+
+def _extrapolations(s: _Setup, model: SpeedModel) -> list[float]:
+    """Extra half-widths for what the held-out errors do not cover."""
+    widen = []
+    if s.facts.is_moe:
+        widen.append(model.moe_widening or WIDEN["moe"])
+    if s.streams > 1:
+        widen.append(WIDEN["batch"])
+    if s.workload.decode_depth_tokens() > DEEP_CONTEXT:
+        widen.append(WIDEN["depth"])
+    if s.fit.share_on_device < 1.0:
+        widen.append(WIDEN["spill"])
+    if s.count > 1:
+        widen.append(WIDEN["cards"])
+    return widen
+
+
+def _widened(band: tuple[float, float], extra: list[float]) -> tuple[float, float]:
+    if not extra:
+        return band
+    more = sum(e * e for e in extra)
+    lo, hi = -math.log(band[0]), math.log(band[1])
+    return math.exp(-math.sqrt(lo * lo + more)), math.exp(math.sqrt(hi * hi + more))
 
 
 def _assemble(
     s: _Setup,
+    model: SpeedModel,
     base: dict[str, Any],
     notes: list[str],
-    basis: str,
-    band_tg: tuple[float, float],
-    band_pp: tuple[float, float],
+    b: _Bases,
+    reference: Reference | None,
     prefill_tps: float | None,
     flops_prefill: float,
     d: _Decode,
+    published: Any,
 ) -> Projection:
     w = s.workload
-    ttft = (
-        w.prompt_tokens / prefill_tps
-        if prefill_tps and w.prompt_tokens
-        else (0.0 if not w.prompt_tokens else None)
-    )
-    request = (ttft or 0.0) + w.answer_tokens / d.per_user_tps if ttft is not None else None
+    ttft: float | None
+    if not w.prompt_tokens:
+        ttft = 0.0
+    elif prefill_tps:
+        # B requests arriving together are prefilled one after another: the last one waits
+        # for all of them
+        ttft = s.streams * w.prompt_tokens / prefill_tps
+        if s.streams > 1:
+            notes.append(
+                f"Time to first token is the last of {s.streams} simultaneous requests' wait "
+                f"({s.streams} prompts prefilled in turn); the first waits "
+                f"{w.prompt_tokens / prefill_tps:.2g} s."
+            )
+    else:
+        ttft = None
+    request = ttft + w.answer_tokens / d.per_user_tps if ttft is not None else None
     bandwidth = s.device.bandwidth_bytes_per_s
+    basis = min((b.decode, b.prefill), key=basis_rank)  # the weakest the row rests on
     return Projection(
         fits=s.fit.fits,
         offloaded_share=s.fit.share_on_device,
         basis=basis,
+        decode_basis=b.decode,
+        prefill_basis=b.prefill,
         decode_tps=d.decode_tps,
-        decode_tps_low=d.decode_tps * band_tg[0],
-        decode_tps_high=d.decode_tps * band_tg[1],
+        decode_tps_low=d.decode_tps * b.band_tg[0],
+        decode_tps_high=d.decode_tps * b.band_tg[1],
         prefill_tps=prefill_tps,
-        prefill_tps_low=prefill_tps * band_pp[0] if prefill_tps else None,
-        prefill_tps_high=prefill_tps * band_pp[1] if prefill_tps else None,
+        prefill_tps_low=prefill_tps * b.band_pp[0] if prefill_tps else None,
+        prefill_tps_high=prefill_tps * b.band_pp[1] if prefill_tps else None,
         decode_ceiling_tps=ceilings.decode_ceiling_tps(
             bandwidth, s.facts.active_weights_bytes, d.kv_per_stream
         ),
@@ -441,6 +521,8 @@ def _assemble(
         request_s=request,
         wait_per_day_s=request * w.requests_per_day if request is not None else None,
         decode_limited_by=d.limited_by,
+        bytes_per_step=d.bytes_per_step,
+        published=published.to_json() if published is not None else None,
         notes=tuple(notes),
         **base,
     )

@@ -1,368 +1,660 @@
-"""The speed model, fitted on published llama-bench results.
+"""The speed model, fitted on published llama-bench results (observations.py).
 
-Decode, per backend class (CUDA, Metal, ROCm, Vulkan, CPU):
+Decode streams the weights and the KV cache at a share of the memory bandwidth, plus a fixed
+cost per layer per token (kernel launches and synchronisation), per backend:
 
-    1 / tokens_per_s = bytes_per_token / (bandwidth x eff) + t_layer x n_layers
+    1 / tokens_per_s = bytes_per_token / (bandwidth x share) + t_layer x n_layers
 
-Streaming the weights and the KV cache at a fraction `eff` of the vendor bandwidth, plus a fixed
-cost per layer per token (kernel launches and synchronisation, which is why small models reach a
-smaller share of the bandwidth than large ones). A per-layer overhead fits the published
-results better than one per token (leave-one-device-out error 6.6% against 7.2%), and it
-carries over to deeper models honestly.
+Prefill reaches a share of the usable compute (the catalogue's backend-path table: the
+precision llama.cpp's kernels really run in for that device, backend and weights):
 
-Prefill, per backend class and device group (GeForce, workstation, datacenter, Apple ...):
+    tokens_per_s = share x usable_flops / flops_per_token
 
-    tokens_per_s = eff_prefill x peak_flops / flops_per_token
+Both shares come from a hierarchical model (efficiency.py): a device with published results
+has its own term, shrunk toward its class, shrunk toward its backend; rows carry their build
+era and the prediction is for today's llama.cpp.
 
-where peak_flops is the dense FP16 tensor peak (FP32 accumulate) or, without matrix units,
-the FP32 peak. Vendors count workstation and datacenter tensor peaks differently from GeForce
-(full-rate FP32 accumulate, sparsity), so the efficiency is fitted per group.
-
-Uncertainty: each class's band is the 5th-95th percentile of its leave-one-device-out errors,
-so a class with scattered or few measurements gets a wide band. A class without published
-measurements (CPU, SYCL) uses conservative defaults and is marked `spec-only`.
+What the fit cannot see it says: every prediction has a basis (`published` where the device
+has shipped results on that backend, `modelled` where only its class has, `spec-only` where
+neither has, `unsupported` for a backend the device does not run), and a band from the
+held-out errors of that basis on that backend: leave-one-device-out for `modelled`, leave one
+source out for `published` (another source measuring the same device).
 """
 
 from __future__ import annotations
 
-import csv
+import hashlib
 import json
+import logging
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
+from advisor.core.catalogue.backend_paths import usable_compute
 from advisor.core.catalogue.device import Device
 from advisor.core.infra.paths import bundled
-from advisor.core.model.facts import facts_from_shape
-from advisor.core.model.shapes import get_shape
+from advisor.core.model.facts import ModelFacts
+from advisor.core.predict import ceilings
+from advisor.core.predict import efficiency as E
+from advisor.core.predict.observations import (
+    BatchedPoint,
+    DepthPair,
+    Observation,
+    load_batched,
+    load_depth_pairs,
+    load_observations,
+)
 
-BAND_QUANTILES = (0.05, 0.95)
-MIN_BAND_SAMPLES = 8
-REFERENCE_LAYERS = 32
+log = logging.getLogger(__name__)
 
-# model names in the calibration set -> built-in shapes (for the KV cache and FLOPs)
-CALIBRATION_SHAPES = {
-    "LLaMA-2 7B": "llama-2-7b",
-    "Llama 3 8B": "llama-3-8b",
-    "Llama 3 70B": "llama-3-70b",
-    "Llama 3.1 8B": "llama-3.1-8b",
-    "TinyLlama 1.1B (OpenOrca)": "tinyllama-1.1b",
-    "Llama 3.2 3B Instruct": "llama-3.2-3b",
-    "Mistral 7B Instruct v0.2 (llama arch)": "mistral-7b",
-    "LLaMA 13B": "llama-2-13b",
-}
-
-BACKENDS = ("cuda", "metal", "rocm", "vulkan", "sycl", "cpu")
-
-# used where a backend has no published measurements: llama.cpp on CPUs typically streams at
-# 60-80% of the DRAM bandwidth and reaches a small share of the FP32 peak in prefill
-DEFAULT_DECODE_EFF = 0.65
-DEFAULT_T_LAYER_S = 0.00002
-DEFAULT_PREFILL_EFF = 0.25
-DEFAULT_BAND = (0.6, 1.3)
-
-
-def device_group(device: Device) -> str:
-    """The group whose prefill efficiency a device shares."""
-    cls = device.device_class
-    if cls in ("nvidia_consumer", "nvidia_laptop"):
-        return "geforce"
-    return cls
+BASES = ("unsupported", "spec-only", "modelled", "published", "measured")  # weakest first
+# the penalties the held-out search chose (benchmarks/calibration_holdout.py --search reruns it)
+DECODE_PENALTIES = {**E.DEFAULT_PENALTIES}
+PREFILL_PENALTIES = {**E.DEFAULT_PENALTIES, "class": 2.0, "device": 1.0, "quant": 2.0, "cov": 4.0}
+T_LAYER_GRID_US = (0, 10, 20, 40, 60, 80, 100, 130, 170, 220, 300)
+CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.7, "low": 0.4}
+BAND_QUANTILES = (0.07, 0.93)  # 86% of held-out errors (>= 80% asked, on small samples)
+MIN_BAND_ROWS = 8
+# where a backend has no published row at all: the pooled held-out spread, this much wider
+SPEC_ONLY_WIDENING = 1.6
+# the share a backend without any data is assumed to reach (the pooled backends' median)
+CROSS_BACKEND_CAP = 0.13  # a measurement on another backend moves a prediction at most r^0.13
+# llama.cpp's CUDA and Metal backends run batches of up to 8 tokens through matrix-vector
+# kernels (memory-bound: each extra stream costs a share of a weight read) and larger ones
+# through tiled matrix kernels whose tiles hold 32 tokens (compute at prefill's rate when full)
+SMALL_BATCH_MAX = 8
+TILE_TOKENS = 32
 
 
 @dataclass(frozen=True)
-class Observation:
-    """One published measurement, with what the model needs to explain it."""
+class Published:
+    """The published figure nearest a prediction, with what it was measured on."""
 
-    device: Device
-    backend: str
+    tg_tps: float | None
+    pp_tps: float | None
     model: str
     quant: str
-    decode_bytes: float  # weights + KV at the average decode depth
-    n_layers: int
-    prefill_flops_per_token: float
-    tg_tps: float
-    pp_tps: float
-    confidence: str
+    build: str
+    date: str
     source_url: str
 
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
 
-def _calibration_path() -> Path:
-    return bundled("resources") / "data" / "llamacpp_calibration.csv"
-
-
-def _digits(text: str, default: int) -> int:
-    digits = "".join(ch for ch in text.split()[0] if ch.isdigit()) if text.strip() else ""
-    return int(digits) if digits else default
-
-
-def _device_ids() -> dict[str, str]:
-    path = bundled("resources") / "data" / "calibration_device_ids.json"
-    return dict(json.loads(path.read_text(encoding="utf-8"))["devices"])
+    def summary(self) -> str:
+        speed = f"{self.tg_tps:.0f} t/s decode" if self.tg_tps else f"{self.pp_tps:.0f} t/s prefill"
+        build = f", build {self.build}" if self.build and self.build != "not stated" else ""
+        return f"published: {speed}, {self.model} {self.quant}{build}"
 
 
-def _device_of(row: dict[str, str], catalogue: Catalogue) -> Device:
-    """The catalogued device a calibration row was measured on: the mapping table first (a
-    source's own device string), else the catalogue's resolver (which refuses to guess)."""
-    ids = _device_ids()
-    cores = (row.get("gpu_cores") or "").strip()
-    device_id = ids.get(f"{row['device']}|{cores}") or ids.get(row["device"])
-    device = catalogue.by_id(device_id) if device_id else None
-    if device is not None:
-        return device
-    name = row["device"]
-    if cores and "core" not in name:
-        name += f" {cores}-core GPU"
-    return catalogue.resolve(name)
+def _key(device: Device, backend: str, facts: ModelFacts, era: str = "current") -> E.Key:
+    return E.Key(device, backend, E.quant_kind(facts.file_type), facts.is_moe, era,
+                 _decode_covariates(device))  # fmt: skip
 
 
-def load_observations(
-    path: str | Path | None = None, catalogue: Catalogue | None = None
-) -> list[Observation]:
-    """The calibration set: each published row resolved to a device and a model shape."""
-    catalogue = catalogue or load_catalogue()
-    out: list[Observation] = []
-    with open(path or _calibration_path(), encoding="utf-8") as fh:
-        for r in csv.DictReader(fh):
-            device = _device_of(r, catalogue)
-            facts = facts_from_shape(get_shape(CALIBRATION_SHAPES[r["model"]]), r["quant"])
-            weights = float(r["model_size_gib"]) * 2**30
-            n_gen = _digits(r["tg_test"], 128)
-            n_prompt = _digits(r["pp_test"], 512)
-            backend = r["backend"].split()[0].lower()
-            out.append(
-                Observation(
-                    device=device,
-                    backend=backend,
-                    model=r["model"],
-                    quant=r["quant"],
-                    decode_bytes=weights + facts.kv_cache_bytes(n_gen // 2),
-                    n_layers=facts.n_layers,
-                    prefill_flops_per_token=facts.flops_per_token(n_prompt // 2),
-                    tg_tps=float(r["tg_tps"]),
-                    pp_tps=float(r["pp_tps"]),
-                    confidence=r["confidence"],
-                    source_url=r["source_url"],
-                )
-            )
+def _decode_covariates(device: Device) -> tuple:
+    """Faster memory is harder to saturate: the share falls with the bandwidth."""
+    return (("log_bw", math.log(device.bandwidth_bytes_per_s / 500e9)),)
+
+
+def _prefill_covariates(device: Device, backend: str, facts: ModelFacts) -> tuple:
+    peak = usable_peak(device, backend, facts.is_quantized) or 1e12
+    return (
+        ("log_peak", math.log(peak / 1e14)),
+        ("log_params", math.log(max(facts.active_params, 1e8) / 8e9)),
+    )
+
+
+def usable_peak(device: Device, backend: str, quantized: bool) -> float | None:
+    """FLOP/s llama.cpp's prefill can use on this device and backend (backend-path table),
+    the device's own peak where the table has no figure for it."""
+    usable = usable_compute(device, backend, quantized)
+    if usable.flops_per_s:
+        return usable.flops_per_s
+    return device.compute_peak_for(quantized)
+
+
+ADDED_WEIGHT = 0.5
+
+
+def _weight(o: Observation) -> float:
+    """How much a row counts: by the confidence its transcription was given, the reference
+    set (curated and cross-checked) above rows gathered later."""
+    return CONFIDENCE_WEIGHT.get(o.confidence, 0.7) * (1.0 if o.reference_set else ADDED_WEIGHT)
+
+
+def _decode_row(o: Observation, t_layer: float) -> E.Row | None:
+    if not o.tg_tps:
+        return None
+    seconds = 1.0 / o.tg_tps - t_layer * o.facts.n_layers
+    share = o.decode_bytes / (o.device.bandwidth_bytes_per_s * max(seconds, 0.3 / o.tg_tps))
+    weight = _weight(o)
+    key = E.Key(o.device, o.backend, o.quant_kind, o.moe, o.era, _decode_covariates(o.device),
+                o.source_url)  # fmt: skip
+    return E.Row(key, math.log(share), o.source_url, weight)
+
+
+def _prefill_row(o: Observation) -> E.Row | None:
+    peak = usable_peak(o.device, o.backend, o.facts.is_quantized)
+    if not o.pp_tps or not peak:
+        return None
+    share = o.pp_tps * o.prefill_flops_per_token / peak
+    key = E.Key(o.device, o.backend, o.quant_kind, o.moe, o.era,
+                _prefill_covariates(o.device, o.backend, o.facts), o.source_url)  # fmt: skip
+    return E.Row(key, math.log(share), o.source_url, _weight(o))
+
+
+@dataclass(frozen=True)
+class DecodeFit:
+    t_layer: dict[str, float]  # seconds per layer per token, per backend
+    ridge: E.RidgeFit
+
+    def share(self, key: E.Key) -> float:
+        return min(1.0, math.exp(self.ridge.log_share(key)))
+
+    def tps(self, o: Observation) -> float:
+        key = E.Key(o.device, o.backend, o.quant_kind, o.moe, "current",
+                    _decode_covariates(o.device))  # fmt: skip
+        seconds = o.decode_bytes / (o.device.bandwidth_bytes_per_s * self.share(key))
+        return 1.0 / (seconds + self.t_layer.get(o.backend, 0.0) * o.facts.n_layers)
+
+
+def fit_decode(
+    obs: Sequence[Observation],
+    penalties: dict[str, float] = DECODE_PENALTIES,
+    t_layer: dict[str, float] | None = None,
+) -> DecodeFit:
+    """The decode shares; t_layer per backend by a grid search on the fit's error unless
+    given (holdouts pass the full fit's, so a held-out device does not choose it)."""
+    if t_layer is None:
+        t_layer = _search_t_layer(obs, penalties)
+    rows = [r for o in obs if (r := _decode_row(o, t_layer.get(o.backend, 0.0)))]
+    return DecodeFit(t_layer, E.fit_ridge([r.key for r in rows], [r.y for r in rows],
+                                          penalties, [r.weight for r in rows]))  # fmt: skip
+
+
+def _search_t_layer(obs: Sequence[Observation], penalties: dict[str, float]) -> dict[str, float]:
+    backends = sorted({o.backend for o in obs if o.backend != "cpu"})
+    t_layer = {b: 0.0 for b in backends}
+
+    def error(trial: dict[str, float]) -> float:
+        fitted = fit_decode(obs, penalties, trial)
+        return float(np.mean([abs(math.log(fitted.tps(o) / o.tg_tps)) for o in obs if o.tg_tps]))
+
+    for _ in range(2):
+        for b in backends:
+            scores = {us: error({**t_layer, b: us * 1e-6}) for us in T_LAYER_GRID_US}
+            t_layer[b] = min(scores, key=lambda us: scores[us]) * 1e-6
+    return t_layer
+
+
+def fit_prefill(
+    obs: Sequence[Observation], penalties: dict[str, float] = PREFILL_PENALTIES
+) -> E.RidgeFit:
+    rows = [r for o in obs if (r := _prefill_row(o))]
+    return E.fit_ridge([r.key for r in rows], [r.y for r in rows], penalties,
+                       [r.weight for r in rows])  # fmt: skip
+
+
+# -------------------------------------------------------------------------------------------
+# held-out errors: what the bands and the basis labels rest on
+# -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """One held-out prediction: the observation, what was predicted without it, and how."""
+
+    obs: Observation
+    kind: str  # decode | prefill
+    predicted: float
+    basis: str  # modelled (the device left out) | published (one source of it left out)
+
+    @property
+    def log_error(self) -> float:
+        measured = self.obs.tg_tps if self.kind == "decode" else self.obs.pp_tps
+        return math.log((measured or math.nan) / self.predicted)
+
+
+def held_out(obs: Sequence[Observation], t_layer: dict[str, float] | None = None) -> list[HeldOut]:
+    """Every row predicted by a fit that never saw it: each device left out in turn
+    (`modelled`), and each source of a device with several sources left out (`published`)."""
+    t_layer = t_layer if t_layer is not None else fit_decode(obs).t_layer
+    out: list[HeldOut] = []
+    groups: dict[str, Callable[[Observation], str]] = {
+        "modelled": lambda o: o.device.id,
+        "published": lambda o: f"{o.device.id}|{o.backend}|{o.source_url}",
+    }
+    for basis, group_of in groups.items():
+        for group in sorted({group_of(o) for o in obs}):
+            test = [o for o in obs if group_of(o) == group]
+            train = [o for o in obs if group_of(o) != group]
+            if basis == "published":
+                kept = {(o.device.id, o.backend) for o in train}
+                test = [o for o in test if (o.device.id, o.backend) in kept]
+            if not test:
+                continue
+            decode = fit_decode(train, t_layer=t_layer)
+            prefill = fit_prefill(train)
+            for o in test:
+                if o.tg_tps:
+                    out.append(HeldOut(o, "decode", decode.tps(o), basis))
+                pp = _prefill_tps(prefill, o)
+                if o.pp_tps and pp:
+                    out.append(HeldOut(o, "prefill", pp, basis))
     return out
+
+
+def _prefill_tps(ridge: E.RidgeFit, o: Observation) -> float | None:
+    peak = usable_peak(o.device, o.backend, o.facts.is_quantized)
+    if not peak:
+        return None
+    key = E.Key(o.device, o.backend, o.quant_kind, o.moe, "current",
+                _prefill_covariates(o.device, o.backend, o.facts))  # fmt: skip
+    share = min(1.0, math.exp(ridge.log_share(key)))
+    return share * peak / o.prefill_flops_per_token
+
+
+def _quantile_band(log_errors: Sequence[float]) -> tuple[float, float]:
+    lo, hi = np.quantile(log_errors, BAND_QUANTILES)
+    return float(math.exp(min(lo, -0.02))), float(math.exp(max(hi, 0.02)))
+
+
+def bands_from(residuals: Iterable[HeldOut]) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """(kind, backend, basis) -> (low, high) multipliers: the 8th-92nd percentile of held-out
+    errors on current builds; a backend with too few rows borrows the pooled errors of that
+    basis; `spec-only` is the pooled `modelled` spread, wider."""
+    groups: dict[tuple[str, str, str], list[float]] = {}
+    for h in residuals:
+        if h.obs.era == "old" or not math.isfinite(h.log_error):
+            continue
+        groups.setdefault((h.kind, h.obs.backend, h.basis), []).append(h.log_error)
+        groups.setdefault((h.kind, "*", h.basis), []).append(h.log_error)
+    bands: dict[tuple[str, str, str], tuple[float, float]] = {}
+    for (kind, backend, basis), errors in groups.items():
+        pooled = groups.get((kind, "*", basis), errors)
+        bands[(kind, backend, basis)] = _quantile_band(
+            errors if len(errors) >= MIN_BAND_ROWS else pooled
+        )
+    for kind in ("decode", "prefill"):
+        lo, hi = bands.get((kind, "*", "modelled"), (0.6, 1.4))
+        bands[(kind, "*", "spec-only")] = (lo**SPEC_ONLY_WIDENING, hi**SPEC_ONLY_WIDENING)
+    return bands
+
+
+def transfer_weights(residuals: Iterable[HeldOut]) -> dict[str, float]:
+    """How much of one device's error another device shares, when both were measured the way
+    a user's run and their next device would be: by the same hands (one source: one build,
+    one set of settings), with the same model file. The regression slope of device B's
+    held-out decode error on device A's over such pairs, on the same backend ('same') or on
+    different ones ('cross', capped at CROSS_BACKEND_CAP)."""
+    groups: dict[tuple[str, str, str], list[HeldOut]] = {}
+    for h in residuals:
+        if h.kind == "decode" and h.basis == "modelled" and h.obs.era != "old":
+            groups.setdefault((h.obs.source_url, h.obs.shape_id, h.obs.quant), []).append(h)
+    sums = {"same": [0.0, 0.0], "cross": [0.0, 0.0]}
+    for rows in groups.values():
+        for a in rows:
+            for b in rows:
+                if a.obs.device.id == b.obs.device.id:
+                    continue
+                s = sums["same" if a.obs.backend == b.obs.backend else "cross"]
+                s[0] += a.log_error * b.log_error
+                s[1] += a.log_error**2
+    weights = {k: float(np.clip(xy / xx, 0.0, 1.0)) if xx else 0.0 for k, (xy, xx) in sums.items()}
+    weights["cross"] = min(weights["cross"], CROSS_BACKEND_CAP)
+    return weights
+
+
+# -------------------------------------------------------------------------------------------
+# the model the app uses
+# -------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class DecodeParams:
-    eff: float  # share of the vendor bandwidth streamed
+    share: float  # share of the bandwidth streamed
     t_layer_s: float  # fixed cost per layer per token
 
-    def tps(self, bytes_per_token: float, bandwidth_bytes_per_s: float, n_layers: int) -> float:
-        return 1.0 / (
-            bytes_per_token / (bandwidth_bytes_per_s * self.eff) + self.t_layer_s * n_layers
+
+@dataclass(frozen=True, eq=False)
+class SpeedModel:
+    decode_fit: DecodeFit
+    prefill_fit: E.RidgeFit
+    observations: tuple[Observation, ...]
+    bands: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
+    transfer: dict[str, float] = field(default_factory=dict)
+    # the rate attention's arithmetic runs at, as a share of prefill's FLOP rate (decode deep
+    # in the context), and the cost of each extra stream in a small batch, as a share of one
+    # step's weight read; per backend, "*" pooled
+    attention_share: dict[str, float] = field(default_factory=dict)
+    small_batch_cost: dict[str, float] = field(default_factory=dict)
+    # how much wider (log half-width) held-out errors of mixtures of experts run than dense
+    moe_widening: float = 0.0
+
+    # --- what the data covers ---------------------------------------------------------------
+    @property
+    def _covered(self) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[str]]:
+        devices = {(o.device.id, o.backend) for o in self.observations}
+        classes = {(o.backend, E.efficiency_class(o.device)) for o in self.observations}
+        return devices, classes, {o.backend for o in self.observations}
+
+    def basis(self, device: Device, backend: str) -> str:
+        """published | modelled | spec-only | unsupported, for a device on a backend."""
+        if backend not in device.backends:
+            return "unsupported"
+        devices, classes, _ = _coverage(self)
+        if (device.id, backend) in devices:
+            return "published"
+        if (backend, E.efficiency_class(device)) in classes:
+            return "modelled"
+        return "spec-only"
+
+    def band(self, kind: str, backend: str, basis: str) -> tuple[float, float]:
+        if basis == "spec-only":
+            return self.bands.get((kind, "*", "spec-only"), (0.5, 1.6))
+        return self.bands.get(
+            (kind, backend, basis),
+            self.bands.get(
+                (kind, "*", basis), self.bands.get((kind, "*", "spec-only"), (0.5, 1.6))
+            ),
         )
+
+    # --- predictions --------------------------------------------------------------------------
+    def decode_params(self, device: Device, backend: str, facts: ModelFacts) -> DecodeParams:
+        return DecodeParams(
+            self.decode_fit.share(_key(device, backend, facts)),
+            self.decode_fit.t_layer.get(backend, 0.0),
+        )
+
+    def cpu_share(self) -> float:
+        """The share of RAM bandwidth llama.cpp's CPU backend streams (spilled layers)."""
+        return min(1.0, math.exp(self.decode_fit.ridge.coef.get("b:cpu", math.log(0.6))))
+
+    def prefill_rate(self, device: Device, backend: str, facts: ModelFacts) -> float | None:
+        """FLOP/s prefill reaches on this device (a 512-token batch), None without a peak."""
+        peak = usable_peak(device, backend, facts.is_quantized)
+        if not peak:
+            return None
+        key = E.Key(device, backend, E.quant_kind(facts.file_type), facts.is_moe, "current",
+                    _prefill_covariates(device, backend, facts))  # fmt: skip
+        return min(1.0, math.exp(self.prefill_fit.log_share(key))) * peak
+
+    def published(self, device: Device, backend: str, facts: ModelFacts) -> Published | None:
+        """The shipped published figure nearest this model on this device and backend: the
+        same model and quantisation first, then the same kind of weights and a near size."""
+        rows = [o for o in self.observations if o.device.id == device.id and o.backend == backend]
+        if not rows:
+            return None
+
+        def distance(o: Observation) -> tuple[float, ...]:
+            same_file = o.shape_id == facts.shape_id and o.quant == facts.file_type
+            return (
+                0.0 if same_file else 1.0,
+                0.0 if E.quant_kind(o.quant) == E.quant_kind(facts.file_type) else 1.0,
+                0.0 if o.moe == facts.is_moe else 1.0,
+                0.0 if o.era == "current" else 1.0,
+                abs(math.log(max(o.weights_bytes, 1) / max(facts.weights_bytes, 1))),
+                0.0 if o.tg_tps else 1.0,
+            )
+
+        o = min(rows, key=distance)
+        name = o.facts.name or o.shape_id
+        return Published(o.tg_tps, o.pp_tps, name, o.quant, o.build, o.date, o.source_url)
+
+    def builds(self, device: Device, backend: str) -> str:
+        """In words, which builds a device's published data comes from."""
+        rows = [o for o in self.observations if o.device.id == device.id and o.backend == backend]
+        builds = sorted({o.build for o in rows if o.build and o.build != "not stated"})
+        dates = sorted({o.date[:7] for o in rows if o.date})
+        if builds:
+            shown = ", ".join(builds[:3]) + (" ..." if len(builds) > 3 else "")
+            return f"llama.cpp build {shown}"
+        if dates:
+            return f"results from {dates[0]}" + (
+                f" to {dates[-1]}" if dates[-1] != dates[0] else ""
+            )
+        return "results without a stated build or date"
+
+    def step(
+        self,
+        device: Device,
+        backend: str,
+        facts: ModelFacts,
+        *,
+        streams: int,
+        depth: int,
+        compute_rate: float | None,
+        cache_type: str = "f16",
+        tg_ratio: float = 1.0,
+        on_device: float = 1.0,
+        spill_bandwidth: float | None = None,
+    ) -> Step:
+        """One decode step of `streams` streams at `depth` tokens of context.
+
+        Memory: the weights the step touches (MoE: the experts any stream was routed to) and
+        every stream's KV cache, at the device's share of its bandwidth (the user's measured
+        ratio applied), the spilled part from RAM at the CPU backend's share. Compute that does
+        not hide under it: attention's arithmetic over the cache, and the extra streams' matrix
+        work (matrix-vector kernels up to 8 streams, tiled kernels at prefill's rate above).
+        """
+        p = self.decode_params(device, backend, facts)
+        weights = ceilings.weights_read_per_step(
+            facts.weights_bytes, facts.active_weights_bytes, facts.n_expert,
+            facts.n_expert_used, streams,
+        )  # fmt: skip
+        kv = facts.kv_cache_bytes(depth, cache_type)
+        step_bytes = weights + streams * kv
+        bandwidth = device.bandwidth_bytes_per_s * p.share
+        memory = step_bytes * on_device / bandwidth + p.t_layer_s * facts.n_layers
+        if on_device < 1.0 and spill_bandwidth:
+            memory += step_bytes * (1.0 - on_device) / (spill_bandwidth * self.cpu_share())
+        memory /= tg_ratio
+        compute = 0.0
+        if compute_rate:
+            attention = facts.flops_per_token(depth) - 2.0 * facts.active_params
+            # decode's own kernels: the measured decode ratio scales them with the bytes
+            attention_rate = compute_rate * self.share_for(backend, "attention")
+            compute += streams * attention / attention_rate / tg_ratio
+        if streams > 1:
+            if streams <= SMALL_BATCH_MAX or not compute_rate:
+                cost = self.share_for(backend, "small_batch")
+                compute += (streams - 1) * cost * weights / bandwidth / tg_ratio
+            else:
+                fill = streams / (TILE_TOKENS * math.ceil(streams / TILE_TOKENS))
+                compute += (streams - 1) * 2.0 * facts.active_params / (compute_rate * fill)
+        return Step(memory, compute, step_bytes)
+
+    def share_for(self, backend: str, what: str) -> float:
+        table = self.attention_share if what == "attention" else self.small_batch_cost
+        default = DEFAULT_ATTENTION_SHARE if what == "attention" else DEFAULT_SMALL_BATCH_COST
+        return table.get(backend, table.get("*", default))
+
+
+DEFAULT_ATTENTION_SHARE = 0.5  # before any depth data is loaded
+DEFAULT_SMALL_BATCH_COST = 0.25
 
 
 @dataclass(frozen=True)
-class SpeedModel:
-    """Fitted parameters per backend class, and the uncertainty bands."""
+class Step:
+    memory_s: float
+    compute_s: float
+    bytes: float
 
-    decode: dict[str, DecodeParams]
-    # prefill: achieved FLOP/s = exp(offset) x (peak in TFLOP/s)^beta x 1e12, per backend
-    prefill_beta: dict[str, float]
-    prefill_offset: dict[str, float]  # per backend
-    prefill_offset_group: dict[tuple[str, str], float]  # per (backend, prefill group)
-    decode_band: dict[str, tuple[float, float]] = field(default_factory=dict)
-    prefill_band: dict[str, tuple[float, float]] = field(default_factory=dict)
-    n_devices: dict[str, int] = field(default_factory=dict)
+    @property
+    def seconds(self) -> float:
+        return self.memory_s + self.compute_s
 
-    def calibrated(self, backend: str) -> bool:
-        return backend in self.decode
-
-    def decode_params(self, backend: str) -> DecodeParams:
-        return self.decode.get(backend) or DecodeParams(DEFAULT_DECODE_EFF, DEFAULT_T_LAYER_S)
-
-    def prefill_flops_rate(self, backend: str, device: Device, peak_flops: float) -> float:
-        """The FLOP/s llama.cpp reaches in prefill on a device with this peak."""
-        key = (backend, prefill_group(device))
-        offset = self.prefill_offset_group.get(key, self.prefill_offset.get(backend))
-        if offset is None:
-            return DEFAULT_PREFILL_EFF * peak_flops
-        beta = self.prefill_beta.get(backend, 1.0)
-        return math.exp(offset) * (peak_flops / 1e12) ** beta * 1e12
-
-    def decode_tps(
-        self, backend: str, bytes_per_token: float, bandwidth: float, n_layers: int
-    ) -> float:
-        return self.decode_params(backend).tps(bytes_per_token, bandwidth, n_layers)
-
-    def prefill_tps(
-        self, backend: str, device: Device, peak_flops: float, flops_per_token: float
-    ) -> float:
-        return self.prefill_flops_rate(backend, device, peak_flops) / flops_per_token
-
-    def band(self, kind: str, backend: str) -> tuple[float, float]:
-        bands = self.decode_band if kind == "decode" else self.prefill_band
-        return bands.get(backend, DEFAULT_BAND)
+    @property
+    def limited_by(self) -> str:
+        return "compute" if self.compute_s > self.memory_s else "bandwidth"
 
 
-# -------------------------------------------------------------------------------------------
-# fitting
-# -------------------------------------------------------------------------------------------
-
-
-def _decode_design(obs: list[Observation]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    x = np.array([o.decode_bytes / o.device.bandwidth_bytes_per_s for o in obs])
-    layers = np.array([o.n_layers for o in obs], dtype=float)
-    y = np.array([1.0 / o.tg_tps for o in obs])
-    return x, layers, y
-
-
-def _fit_decode(obs: list[Observation], pooled_t_layer: float = 0.0) -> DecodeParams:
-    """Least squares on relative error of 1/tps = x/eff + t_layer x n_layers."""
-    x, layers, y = _decode_design(obs)
-    if len(obs) >= 3 and len(set(np.round(x / layers, 9))) >= 2:
-        design = np.stack([x / y, layers / y], axis=1)
-        (inv_eff, t_layer), *_ = np.linalg.lstsq(design, np.ones_like(y), rcond=None)
-        if inv_eff >= 1.0 and t_layer >= 0:  # physical: eff <= 1, overhead >= 0
-            return DecodeParams(float(1.0 / inv_eff), float(t_layer))
-    # too few points, or an unphysical fit: keep the per-layer overhead every GPU backend
-    # shares (kernel launches), and take the class's median share of the bandwidth
-    streaming = y - pooled_t_layer * layers
-    if np.all(streaming > 0):
-        return DecodeParams(float(min(1.0, np.median(x / streaming))), pooled_t_layer)
-    return DecodeParams(float(min(1.0, np.median(x / y))), 0.0)
-
-
-def prefill_group(device: Device) -> str:
-    """Devices whose prefill efficiency is alike: the device group, and whether the peak is a
-    tensor (matrix unit) figure or an FP32 one."""
-    return device_group(device) + ("" if device.fp16_tensor_tflops else "-fp32")
-
-
-def _fit_prefill_backend(rows: list[Observation]) -> tuple[float, float, dict[str, float]]:
-    """One backend: log(achieved FLOP/s) = offset[group] + beta x log(peak TFLOP/s).
-
-    beta < 1 says the fastest chips reach a smaller share of their peak (llama.cpp's kernels
-    do not saturate an H100 as they do an RTX 3090); it is fitted only when the backend has
-    measurements over enough different peaks, else 1 (a constant share of the peak). Groups
-    with two or more devices get their own offset; the others share the backend's.
-    """
-    x = np.array([math.log((o.device.peak_flops_per_s or 0.0) / 1e12) for o in rows])
-    y = np.array([math.log(o.pp_tps * o.prefill_flops_per_token / 1e12) for o in rows])
-    devices: dict[str, set[str]] = {}
-    for o in rows:
-        devices.setdefault(prefill_group(o.device), set()).add(o.device.id)
-    groups = sorted(g for g, ids in devices.items() if len(ids) >= 2)
-    beta = 1.0
-    if len(rows) >= 6 and len(set(np.round(x, 6))) > 3:
-        columns = [*groups, "_rest"]
-        design = np.zeros((len(rows), len(columns) + 1))
-        for r, o in enumerate(rows):
-            g = prefill_group(o.device)
-            design[r, columns.index(g) if g in groups else len(columns) - 1] = 1.0
-            design[r, -1] = x[r]
-        used = np.append(design[:, :-1].any(axis=0), True)
-        coef, *_ = np.linalg.lstsq(design[:, used], y, rcond=None)
-        beta = float(np.clip(coef[-1], 0.5, 1.0))
-    residual = y - beta * x
-    offset = float(np.median(residual))
-    by_group = {
-        g: float(
-            np.median([residual[r] for r, o in enumerate(rows) if prefill_group(o.device) == g])
-        )
-        for g in groups
-    }
-    return beta, offset, by_group
-
-
-def fit(obs: Iterable[Observation]) -> SpeedModel:
-    """Fit the speed model on observations (no bands: see `fit_with_bands`)."""
-    obs = list(obs)
-    by_backend: dict[str, list[Observation]] = {}
-    for o in obs:
-        by_backend.setdefault(o.backend, []).append(o)
-    pooled = _fit_decode(obs)
-    prefill = {
-        b: _fit_prefill_backend([o for o in rows if o.device.peak_flops_per_s])
-        for b, rows in by_backend.items()
-        if any(o.device.peak_flops_per_s for o in rows)
-    }
-    return SpeedModel(
-        decode={b: _fit_decode(rows, pooled.t_layer_s) for b, rows in by_backend.items()},
-        prefill_beta={b: p[0] for b, p in prefill.items()},
-        prefill_offset={b: p[1] for b, p in prefill.items()},
-        prefill_offset_group={(b, g): v for b, p in prefill.items() for g, v in p[2].items()},
-        n_devices={b: len({r.device.id for r in rows}) for b, rows in by_backend.items()},
-    )
-
-
-def predict(model: SpeedModel, o: Observation) -> tuple[float, float]:
-    """(decode tps, prefill tps) the model predicts for an observation's device and model."""
-    tg = model.decode_tps(o.backend, o.decode_bytes, o.device.bandwidth_bytes_per_s, o.n_layers)
-    peak = o.device.peak_flops_per_s or 0.0
-    pp = (
-        model.prefill_tps(o.backend, o.device, peak, o.prefill_flops_per_token)
-        if peak
-        else float("nan")
-    )
-    return tg, pp
-
-
-def lodo_residuals(
-    obs: list[Observation], fitter: Callable[[list[Observation]], SpeedModel] = fit
-) -> list[tuple[Observation, float, float]]:
-    """Leave one device out: fit without it, predict it. (obs, tg predicted, pp predicted)."""
-    out = []
-    for device_id in sorted({o.device.id for o in obs}):
-        train = [o for o in obs if o.device.id != device_id]
-        model = fitter(train)
-        for o in obs:
-            if o.device.id == device_id and model.calibrated(o.backend):
-                tg, pp = predict(model, o)
-                out.append((o, tg, pp))
+def _median_by_backend(values: dict[str, list[float]], cap: float) -> dict[str, float]:
+    out = {b: float(min(cap, math.exp(np.median(np.log(v))))) for b, v in values.items() if v}
+    pooled = [x for v in values.values() for x in v]
+    if pooled:
+        out["*"] = float(min(cap, math.exp(np.median(np.log(pooled)))))
     return out
 
 
-def _bands(residuals: list[tuple[Observation, float, float]]) -> tuple[dict, dict]:
-    """Per backend: multipliers (low, high) from the 5th-95th percentile of measured/predicted."""
-    dec: dict[str, list[float]] = {}
-    pre: dict[str, list[float]] = {}
-    for o, tg, pp in residuals:
-        dec.setdefault(o.backend, []).append(math.log(o.tg_tps / tg))
-        if math.isfinite(pp):
-            pre.setdefault(o.backend, []).append(math.log(o.pp_tps / pp))
-    every_dec = [v for vs in dec.values() for v in vs]
-    every_pre = [v for vs in pre.values() for v in vs]
+def fit_attention_share(model: SpeedModel, pairs: Iterable[DepthPair]) -> dict[str, float]:
+    """From decode measured shallow and deep in one run: the time the deep step adds beyond
+    reading the extra KV cache, set against attention's extra FLOPs at prefill's rate."""
+    pairs = list(pairs)
+    # a quantised cache adds its own dequantisation cost: where a backend has f16-cache
+    # ladders, those alone say what attention costs
+    plain = {p.backend for p in pairs if p.kv_cache == "f16"}
+    values: dict[str, list[float]] = {}
+    for p in pairs:
+        if p.backend in plain and p.kv_cache != "f16":
+            continue
+        f, params = p.facts, model.decode_params(p.device, p.backend, p.facts)
+        overhead = params.t_layer_s * f.n_layers
+        shallow_bytes = f.active_weights_bytes + p.kv_bytes(p.n_gen // 2)
+        bandwidth = shallow_bytes / (1.0 / p.tps_shallow - overhead)  # as measured
+        extra_kv = p.kv_bytes(p.depth + p.n_gen // 2) - p.kv_bytes(p.n_gen // 2)
+        left = (1.0 / p.tps_deep - 1.0 / p.tps_shallow) - extra_kv / bandwidth
+        rate = model.prefill_rate(p.device, p.backend, f)
+        extra_flops = f.flops_per_token(p.depth + p.n_gen // 2) - f.flops_per_token(p.n_gen // 2)
+        if rate and extra_flops > 0:
+            share = extra_flops / (rate * left) if left > 0 else 10.0
+            values.setdefault(p.backend, []).append(share)
+    return _median_by_backend(values, cap=10.0)
 
-    def band(values: list[float], fallback: list[float]) -> tuple[float, float]:
-        pool = values if len(values) >= MIN_BAND_SAMPLES else fallback
-        lo, hi = np.quantile(pool, BAND_QUANTILES)
-        return float(math.exp(min(lo, 0.0))), float(math.exp(max(hi, 0.0)))
 
-    return (
-        {b: band(v, every_dec) for b, v in dec.items()},
-        {b: band(v, every_pre) for b, v in pre.items()},
-    )
+def _series(p: BatchedPoint) -> tuple[str, ...]:
+    return (p.device.id, p.backend, p.facts.shape_id or "", p.facts.file_type,
+            str(p.n_gen), str(p.prompt_tokens))  # fmt: skip
 
 
-def fit_with_bands(obs: list[Observation]) -> SpeedModel:
-    """Fit on all observations; bands from their leave-one-device-out errors."""
-    model = fit(obs)
-    decode_band, prefill_band = _bands(lodo_residuals(obs))
+def fit_small_batch_cost(model: SpeedModel, points: Iterable[BatchedPoint]) -> dict[str, float]:
+    """From batched series: the time each extra stream of a small batch (2-8) adds beyond
+    the bytes it reads, as a share of one stream's weight read."""
+    points = list(points)
+    singles = {_series(p): p for p in points if p.streams == 1}
+    values: dict[str, list[float]] = {}
+    for p in points:
+        one = singles.get(_series(p))
+        if one is None or not 1 < p.streams <= SMALL_BATCH_MAX:
+            continue
+        if p.aggregate_tps < one.aggregate_tps:
+            continue  # fewer tokens/s for more streams: a kernel regression, not a cost
+        f = p.facts
+        depth = p.prompt_tokens + p.n_gen // 2
+        overhead = model.decode_params(p.device, p.backend, f).t_layer_s * f.n_layers
+        kv = f.kv_cache_bytes(depth)
+        w1 = ceilings.weights_read_per_step(f.weights_bytes, f.active_weights_bytes,
+                                            f.n_expert, f.n_expert_used, 1)  # fmt: skip
+        wb = ceilings.weights_read_per_step(f.weights_bytes, f.active_weights_bytes,
+                                            f.n_expert, f.n_expert_used, p.streams)  # fmt: skip
+        seconds_per_byte = (1.0 / one.aggregate_tps - overhead) / (w1 + kv)
+        memory = (wb + p.streams * kv) * seconds_per_byte + overhead
+        extra = p.streams / p.aggregate_tps - memory
+        values.setdefault(p.backend, []).append(
+            max(extra, 1e-6) / ((p.streams - 1) * wb * seconds_per_byte)
+        )
+    return _median_by_backend(values, cap=2.0)
+
+
+@cache
+def _coverage(model: SpeedModel) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[str]]:
+    return model._covered
+
+
+def fit_speed_model(obs: Sequence[Observation], with_bands: bool = True) -> SpeedModel:
+    decode = fit_decode(obs)
+    prefill = fit_prefill(obs)
+    base = SpeedModel(decode, prefill, tuple(obs))
+    attention = fit_attention_share(base, load_depth_pairs())
+    small_batch = fit_small_batch_cost(base, load_batched())
+    if not with_bands:
+        return SpeedModel(decode, prefill, tuple(obs), {}, {}, attention, small_batch)
+    residuals = held_out(obs, decode.t_layer)
     return SpeedModel(
-        model.decode,
-        model.prefill_beta,
-        model.prefill_offset,
-        model.prefill_offset_group,
-        decode_band,
-        prefill_band,
-        model.n_devices,
+        decode, prefill, tuple(obs), bands_from(residuals), transfer_weights(residuals),
+        attention, small_batch, moe_widening(residuals),
+    )  # fmt: skip
+
+
+def moe_widening(residuals: Iterable[HeldOut]) -> float:
+    """The extra spread of held-out decode errors on mixtures of experts (log half-width):
+    sqrt(var(MoE) - var(dense)), 0 where MoE rows scatter no more than dense ones."""
+    moe = [h.log_error for h in residuals if h.kind == "decode" and h.obs.moe]
+    dense = [h.log_error for h in residuals if h.kind == "decode" and not h.obs.moe]
+    if len(moe) < MIN_BAND_ROWS or len(dense) < MIN_BAND_ROWS:
+        return 0.0
+    return float(math.sqrt(max(0.0, np.var(moe) - np.var(dense))))
+
+
+# -------------------------------------------------------------------------------------------
+# the shipped fit: the held-out search (t_layer, bands, transfers) takes ~15 s, so it is run
+# once (benchmarks/calibration_holdout.py --write) and shipped with the fingerprint of the data
+# it was run on; the app refits only the shares (milliseconds) and checks the fingerprint
+# -------------------------------------------------------------------------------------------
+
+
+def fit_file() -> Path:
+    return bundled("resources") / "data" / "speed_model_fit.json"
+
+
+def data_fingerprint() -> str:
+    """SHA-256 of everything the fit reads: the published rows, the device mapping, the
+    catalogue and the backend-path table."""
+    data = bundled("resources") / "data"
+    files = [*sorted(data.glob("llamacpp_*.csv")), data / "calibration_device_ids.json"]
+    db = bundled("device_db")
+    files += [*sorted((db / "devices").glob("*.json")), db / "backend_paths.json"]
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.name.encode())
+        digest.update(f.read_bytes().replace(b"\r\n", b"\n"))
+    return digest.hexdigest()
+
+
+def fit_to_json(model: SpeedModel) -> dict[str, Any]:
+    return {
+        "description": "Held-out results of the speed model (benchmarks/calibration_holdout.py "
+        "--write). Refit when the data changes: the app checks the fingerprint.",
+        "data_fingerprint": data_fingerprint(),
+        "t_layer_s": model.decode_fit.t_layer,
+        "bands": [[*k, lo, hi] for k, (lo, hi) in sorted(model.bands.items())],
+        "transfer": model.transfer,
+        "attention_share": model.attention_share,
+        "small_batch_cost": model.small_batch_cost,
+        "moe_widening": model.moe_widening,
+    }
+
+
+def model_from_fit(obs: Sequence[Observation], saved: dict[str, Any]) -> SpeedModel:
+    decode = fit_decode(obs, t_layer=dict(saved["t_layer_s"]))
+    return SpeedModel(
+        decode,
+        fit_prefill(obs),
+        tuple(obs),
+        {(k, b, basis): (lo, hi) for k, b, basis, lo, hi in saved["bands"]},
+        dict(saved["transfer"]),
+        dict(saved["attention_share"]),
+        dict(saved["small_batch_cost"]),
+        float(saved["moe_widening"]),
     )
 
 
 @cache
 def default_model() -> SpeedModel:
-    """The speed model fitted on the shipped calibration set (cached)."""
-    return fit_with_bands(load_observations())
+    """The speed model on the shipped data (cached for the process): the shipped held-out
+    results where they match the data, else a full fit (slow; logged)."""
+    obs, _skipped = load_observations()
+    try:
+        saved = json.loads(fit_file().read_text(encoding="utf-8"))
+        if saved.get("data_fingerprint") == data_fingerprint():
+            return model_from_fit(obs, saved)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    log.warning("speed model: shipped fit missing or stale, refitting (about 15 s)")
+    return fit_speed_model(obs)

@@ -163,9 +163,9 @@ class ComparePanel(QtWidgets.QWidget):
             return
         w = self.current_workload()
         basis = (
-            "calibrated with your benchmark"
+            "your benchmark for this machine, published and modelled results for the rest"
             if self.state.run
-            else "from published measurements and specs (run a benchmark to calibrate)"
+            else "from published measurements and specs (run a benchmark to measure yours)"
         )
         self.caption.setText(
             f"<b>{self.state.model.label}</b>, {w.label.lower()}: {w.prompt_tokens:,} tokens in, "

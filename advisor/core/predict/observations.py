@@ -1,0 +1,332 @@
+"""Published llama-bench results, read into observations the speed model can fit and explain.
+
+Two sets ship with the app (resources/data): the reference set (llamacpp_calibration.csv) and
+the rows gathered from other sources (llamacpp_published_added*.csv). Each row is resolved to
+a catalogued device through an explicit table (calibration_device_ids.json: a source's own
+device string never goes through a guessing resolver), to a built-in model shape, and to a
+build era: results from before mid-2024 (CUDA graphs, the MMQ and flash-attention rewrites)
+are slower than today's llama.cpp, so the model learns that difference and predicts today's.
+Rows the model cannot use honestly (several cards, a device not catalogued, a bandwidth that is
+not the device's) are skipped with their reason, counted in `Skipped`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+
+from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
+from advisor.core.catalogue.device import Device
+from advisor.core.infra.paths import bundled
+from advisor.core.model.facts import ModelFacts, facts_from_shape
+from advisor.core.model.quant import UnknownQuantError, file_type
+from advisor.core.model.shapes import get_shape
+from advisor.core.predict.efficiency import quant_kind
+
+GiB = 1024**3
+BACKENDS = ("cuda", "metal", "rocm", "vulkan", "sycl", "cpu")
+# results older than this ran before CUDA graphs and the 2024 kernel rewrites
+ERA_CUTOFF = "2024-07"
+# model names of the reference set -> built-in shapes
+REFERENCE_SHAPES = {
+    "LLaMA-2 7B": "llama-2-7b",
+    "Llama 3 8B": "llama-3-8b",
+    "Llama 3 70B": "llama-3-70b",
+    "Llama 3.1 8B": "llama-3.1-8b",
+    "TinyLlama 1.1B (OpenOrca)": "tinyllama-1.1b",
+    "Llama 3.2 3B Instruct": "llama-3.2-3b",
+    "Mistral 7B Instruct v0.2 (llama arch)": "mistral-7b",
+    "LLaMA 13B": "llama-2-13b",
+}
+# when the reference set's sources were published (it states few builds): the era of a row
+REFERENCE_SOURCE_DATES = {
+    "llama.cpp/discussions/4167": "",  # updated from 2023 to 2025, builds not stated: unknown
+    "XiongjieDai/GPU-Benchmarks-on-LLM-Inference": "2024-05",
+    "llama.cpp/pull/2059": "2024-01",
+    "llama.cpp/pull/5835": "2024-03",
+    "dmatora/LLM-inference-speed-benchmarks": "2024-08",
+    "llama.cpp/discussions/10879": "2025-01",
+    "llama.cpp/discussions/15013": "2025-08",
+    "llama.cpp/discussions/15021": "2025-08",
+    "geerlingguy/ai-benchmarks": "2025-10",
+    "brand-o/normiebench": "2025-06",
+}
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One published measurement, with what the model needs to explain it."""
+
+    device: Device
+    backend: str
+    shape_id: str
+    quant: str  # file type label, "Q4_K_M"
+    facts: ModelFacts
+    weights_bytes: float  # the file's weights as published (the shape's where not given)
+    tg_tps: float | None
+    pp_tps: float | None
+    n_gen: int
+    n_prompt: int
+    era: str  # "current" | "old" | "unknown"
+    build: str
+    date: str
+    source_url: str
+    confidence: str
+    reference_set: bool  # from the shipped reference set (else gathered from other sources)
+
+    @property
+    def moe(self) -> bool:
+        return self.facts.is_moe
+
+    @property
+    def quant_kind(self) -> str:
+        """float, q8, legacy (Q4_0...), kquant (Q2_K-Q6_K, IQ4_XS) or mxfp4."""
+        return quant_kind(self.quant)
+
+    @property
+    def decode_bytes(self) -> float:
+        """Bytes one decode step reads: the active weights and the KV cache at mid-test."""
+        share = self.facts.active_weights_bytes / max(self.facts.weights_bytes, 1)
+        return self.weights_bytes * share + self.facts.kv_cache_bytes(self.n_gen // 2)
+
+    @property
+    def prefill_flops_per_token(self) -> float:
+        return self.facts.flops_per_token(self.n_prompt // 2)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    source_url: str
+    device: str
+    reason: str
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return value if value > 0 else None
+
+
+def _tokens(text: str, default: int) -> int:
+    match = re.search(r"(?:pp|tg)\s*(\d+)", text or "")
+    return int(match.group(1)) if match else default
+
+
+def _era(date: str, build: str) -> str:
+    number = re.search(r"\((\d{3,5})\)", build or "")
+    if number:
+        return "old" if int(number.group(1)) < 3000 else "current"
+    if date:
+        return "old" if date[:7] < ERA_CUTOFF else "current"
+    return "unknown"
+
+
+@cache
+def device_ids() -> dict[str, str | None]:
+    """Device string of a source ('|N' = N GPU cores) -> catalogue id (None: skipped)."""
+    path = bundled("resources") / "data" / "calibration_device_ids.json"
+    return dict(json.loads(path.read_text(encoding="utf-8"))["devices"])
+
+
+def device_of(row: dict[str, str], catalogue: Catalogue) -> Device | None:
+    """The catalogued device a row was measured on (the table first, else a resolver that
+    refuses to guess); with the row's own bandwidth where it is not the record's (a laptop
+    with socketed memory)."""
+    ids = device_ids()
+    cores = (row.get("gpu_cores") or "").strip()
+    keys = (f"{row['device']}|{cores}", row["device"])
+    listed = next((k for k in keys if k in ids), None)
+    if listed is not None:
+        device_id = ids[listed]
+        device = catalogue.by_id(device_id) if device_id else None
+    else:
+        name = row["device"] + (
+            f" {cores}-core GPU" if cores and "core" not in row["device"] else ""
+        )
+        device = catalogue.try_resolve(name)
+    if device is None:
+        return None
+    bandwidth = _number(row.get("mem_bandwidth_gbs", ""))
+    if bandwidth and abs(bandwidth / device.memory_bandwidth_gbs - 1) > 0.05:
+        device = replace(device, memory_bandwidth_gbs=bandwidth)
+    return device
+
+
+def _reference_date(url: str) -> str:
+    return next((d for key, d in REFERENCE_SOURCE_DATES.items() if key in url), "")
+
+
+def _observation(row: dict[str, str], catalogue: Catalogue, reference: bool) -> Observation | str:
+    """An observation from a row, or the reason it is skipped."""
+    if int(_number(row.get("n_gpus", "1") or "1") or 1) != 1:
+        return "several cards (layer split)"
+    shape_id = row.get("shape") or REFERENCE_SHAPES.get(row.get("model", ""), "")
+    if not shape_id:
+        return f"model {row.get('model')!r} is not a built-in shape"
+    device = device_of(row, catalogue)
+    if device is None:
+        return "device not catalogued (or not named precisely enough)"
+    backend = row["backend"].split()[0].lower()
+    if backend not in device.backends:
+        return f"backend {backend} is not one the device runs"
+    quant_raw = re.split(r"[\s(]", row["quant"].strip())[0].lower().replace("ud-", "")
+    quant_raw = re.sub(r"_xl$", "_m", quant_raw)  # Unsloth's dynamic mixes: the row's own size
+    try:
+        label = file_type(quant_raw).label
+    except UnknownQuantError:
+        return f"quantisation {row['quant']!r} is not modelled"
+    facts = _shape_facts(shape_id, label)
+    size = _number(row.get("model_size_gib", ""))
+    tg, pp = _number(row.get("tg_tps", "")), _number(row.get("pp_tps", ""))
+    if tg is None and pp is None:
+        return "no speed"
+    date = row.get("date") or (_reference_date(row["source_url"]) if reference else "")
+    build = row.get("build", "")
+    return Observation(
+        device=device,
+        backend=backend,
+        shape_id=shape_id,
+        quant=label,
+        facts=facts,
+        weights_bytes=size * GiB if size else float(facts.weights_bytes),
+        tg_tps=tg,
+        pp_tps=pp,
+        n_gen=_tokens(row.get("tg_test", ""), 128),
+        n_prompt=_tokens(row.get("pp_test", ""), 512),
+        era=_era(date, build),
+        build=build,
+        date=date,
+        source_url=row["source_url"].split(" ")[0],
+        confidence=row.get("confidence", ""),
+        reference_set=reference,
+    )
+
+
+@cache
+def _shape_facts(shape_id: str, label: str) -> ModelFacts:
+    return facts_from_shape(get_shape(shape_id), label)
+
+
+def data_files() -> list[tuple[Path, bool]]:
+    """(path, is the reference set) of every shipped calibration file."""
+    folder = bundled("resources") / "data"
+    files = [(folder / "llamacpp_calibration.csv", True)]
+    files += [(p, False) for p in sorted(folder.glob("llamacpp_published_added*.csv"))]
+    return files
+
+
+def load_observations(
+    files: Iterable[tuple[Path, bool]] | None = None, catalogue: Catalogue | None = None
+) -> tuple[list[Observation], list[Skipped]]:
+    """Every usable published measurement, and the rows skipped with their reasons."""
+    catalogue = catalogue or load_catalogue()
+    out: list[Observation] = []
+    skipped: list[Skipped] = []
+    for path, reference in files if files is not None else data_files():
+        with open(path, encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                result = _observation(row, catalogue, reference)
+                if isinstance(result, str):
+                    skipped.append(
+                        Skipped(row.get("source_url", ""), row.get("device", ""), result)
+                    )
+                else:
+                    out.append(result)
+    return out, skipped
+
+
+# -------------------------------------------------------------------------------------------
+# decode deep in the context, and decode for several streams at once
+# -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DepthPair:
+    """Decode measured at depth 0 and at `depth` in one run: what reading the KV cache costs."""
+
+    device: Device
+    backend: str
+    facts: ModelFacts
+    weights_bytes: float
+    depth: int
+    n_gen: int
+    tps_deep: float
+    tps_shallow: float
+    kv_cache: str  # f16 | q8_0 | q8_0/f16 (K/V)
+    source_url: str
+
+    def kv_bytes(self, depth: int) -> float:
+        types = self.kv_cache.split("/")
+        return sum(self.facts.kv_cache_bytes(depth, t) for t in types) / len(types)
+
+
+@dataclass(frozen=True)
+class BatchedPoint:
+    """Aggregate decode tokens/s of `streams` streams decoding together (llama-batched-bench)."""
+
+    device: Device
+    backend: str
+    facts: ModelFacts
+    streams: int
+    n_gen: int
+    prompt_tokens: int
+    aggregate_tps: float
+    source_url: str
+
+
+def _device_row(row: dict[str, str], catalogue: Catalogue) -> tuple[Device, str] | None:
+    device = device_of({**row, "mem_bandwidth_gbs": row.get("mem_bandwidth_gbs", "")}, catalogue)
+    backend = row["backend"].split()[0].lower()
+    if device is None or backend not in device.backends:
+        return None
+    return device, backend
+
+
+def _facts(row: dict[str, str]) -> ModelFacts | None:
+    quant = re.split(r"[\s(/]", row["quant"].strip())[0]
+    try:
+        return _shape_facts(row["shape"], file_type(quant).label)
+    except (KeyError, ValueError, UnknownQuantError):
+        return None
+
+
+def load_depth_pairs(catalogue: Catalogue | None = None) -> list[DepthPair]:
+    """Published decode-at-depth ladders with the same run's depth-0 figure."""
+    catalogue = catalogue or load_catalogue()
+    path = bundled("resources") / "data" / "llamacpp_depth_added.csv"
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            found, facts = _device_row(row, catalogue), _facts(row)
+            shallow, deep = _number(row["tg_tps_at_depth0"]), _number(row["tg_tps"])
+            if found is None or facts is None or not shallow or not deep:
+                continue
+            out.append(DepthPair(found[0], found[1], facts, float(facts.weights_bytes),
+                                 int(row["depth"]), int(row["n_gen"]), deep, shallow,
+                                 row.get("kv_cache") or "f16", row["source_url"]))  # fmt: skip
+    return out
+
+
+def load_batched(catalogue: Catalogue | None = None) -> list[BatchedPoint]:
+    """Published batched-decode series (every series includes one stream)."""
+    catalogue = catalogue or load_catalogue()
+    out = []
+    for path in sorted((bundled("resources") / "data").glob("llamacpp_batched_added*.csv")):
+        with open(path, encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                found, facts = _device_row(row, catalogue), _facts(row)
+                rate = _number(row["aggregate_tps"])
+                if found is None or facts is None or not rate:
+                    continue
+                prompt = row.get("prompt_tokens") or row.get("depth") or "0"
+                out.append(BatchedPoint(found[0], found[1], facts, int(row["n_streams"]),
+                                        int(row["n_gen"]), int(prompt), rate,
+                                        row["source_url"]))  # fmt: skip
+    return out

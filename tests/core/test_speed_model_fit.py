@@ -1,0 +1,60 @@
+"""The shipped fit matches the shipped data, and the held-out results it rests on hold."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+
+import pytest
+
+from advisor.core.predict.observations import load_depth_pairs, load_observations
+from advisor.core.predict.speed_model import (
+    data_fingerprint,
+    fit_decode,
+    fit_file,
+    fit_speed_model,
+    held_out,
+)
+
+
+def test_the_shipped_fit_is_for_the_shipped_data():
+    saved = json.loads(fit_file().read_text(encoding="utf-8"))
+    assert saved["data_fingerprint"] == data_fingerprint(), (
+        "the published data or the catalogue changed: run "
+        "`python benchmarks/calibration_holdout.py --write`"
+    )
+    lows_highs = [(lo, hi) for *_, lo, hi in saved["bands"]]
+    assert all(0 < lo < 1 < hi < 20 for lo, hi in lows_highs)
+
+
+def test_every_shipped_row_is_used_or_skipped_with_a_reason():
+    obs, skipped = load_observations()
+    assert len(obs) >= 200
+    assert all(s.reason for s in skipped)
+    assert {o.backend for o in obs} >= {"cuda", "metal", "rocm", "vulkan", "cpu"}
+    assert load_depth_pairs()
+
+
+@pytest.mark.slow
+def test_held_out_errors_and_a_refit_reproduce_the_shipped_fit():
+    obs, _ = load_observations()
+    residuals = held_out(obs, fit_decode(obs).t_layer)
+
+    def median(kind: str, basis: str) -> float:
+        return statistics.median(
+            abs(math.exp(h.log_error) - 1)
+            for h in residuals
+            if h.kind == kind and h.basis == basis and h.obs.era != "old"
+        )
+
+    assert median("decode", "modelled") < 0.13
+    assert median("decode", "published") < 0.11
+    assert median("prefill", "modelled") < 0.17
+    saved = json.loads(fit_file().read_text(encoding="utf-8"))
+    model = fit_speed_model(obs)
+    assert model.decode_fit.t_layer == pytest.approx(saved["t_layer_s"])
+    shipped = {(k, b, basis): (lo, hi) for k, b, basis, lo, hi in saved["bands"]}
+    assert model.bands.keys() == shipped.keys()
+    for key, band in model.bands.items():
+        assert band == pytest.approx(shipped[key], rel=1e-6)
