@@ -119,6 +119,14 @@ def _tokens(text: str, default: int) -> int:
     return int(match.group(1)) if match else default
 
 
+def _other_ubatch(notes: str) -> bool:
+    """Was the prefill run with an n_ubatch other than llama-bench's default 512?"""
+    for found in re.findall(r"(?:-ub|n_ubatch)\s*([\d,]+)", notes or ""):
+        if any(v and int(v) != 512 for v in found.split(",")):
+            return True
+    return False
+
+
 def _era(date: str, build: str) -> str:
     number = re.search(r"\((\d{3,5})\)", build or "")
     if number:
@@ -185,6 +193,8 @@ def _observation(row: dict[str, str], catalogue: Catalogue, reference: bool) -> 
     facts = _shape_facts(shape_id, label)
     size = _number(row.get("model_size_gib", ""))
     tg, pp = _number(row.get("tg_tps", "")), _number(row.get("pp_tps", ""))
+    if _other_ubatch(row.get("notes", "")):
+        pp = None  # a larger ubatch prefills faster than llama-bench's default: not comparable
     if tg is None and pp is None:
         return "no speed"
     date = row.get("date") or (_reference_date(row["source_url"]) if reference else "")
