@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 py=${PYTHON:-python3}
 dist=${DIST_DIR:-dist}
 work=${WORK_DIR:-build/pyinstaller}
+# absolute: PyInstaller reads the spec (and ADVISOR_STAGE below) from the spec's folder
+case "$work" in /*) ;; *) work="$PWD/$work" ;; esac
 mkdir -p build
 "$py" - <<'PY'
 import json, os, platform, sys
@@ -29,9 +31,14 @@ if machine in ("x86_64", "amd64"):
     else:
         # release builds (GGML_NATIVE=OFF): the baseline of llama-cpp-python's own wheels
         requires = ["AVX2", "FMA"]
+# what the About box and the third-party notices say about the bundled Qt and llama.cpp
+from PySide6.QtCore import qVersion
+from advisor.bench.llama_lib import vendored_llama_cpp_commit
 json.dump({
     "version": version("llm-hardware-advisor"),
     "llama_cpp_python": version("llama-cpp-python"),
+    "llama_cpp_commit": vendored_llama_cpp_commit(),
+    "qt_version": qVersion(),
     "python": platform.python_version(),
     "platform": f"{sys.platform}-{machine}",
     "native_build": native,
@@ -49,4 +56,10 @@ find "$stage" -name __pycache__ -prune -exec rm -rf {} +
 export ADVISOR_STAGE="$stage"
 "$py" -m PyInstaller packaging/advisor.spec --noconfirm --distpath "$dist" --workpath "$work" \
   --log-level WARN
+# the license and the third-party notices (written by the spec) where people and the
+# installers look for them: beside the programs; then check the notices list every
+# distribution inside the bundle
+cp LICENSE "$dist/advisor/LICENSE"
+cp "$dist/advisor/_internal/THIRD_PARTY_NOTICES.txt" "$dist/advisor/THIRD_PARTY_NOTICES.txt"
+"$py" -m advisor.usecases.notices --check "$dist/advisor"
 echo "built $dist/advisor"

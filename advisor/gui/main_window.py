@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from advisor import APP_NAME
+from advisor.gui.about import AboutDialog, NoticesDialog, qt_versions
 from advisor.gui.errors import ErrorBanner
 from advisor.gui.panels.bench import BenchPanel
 from advisor.gui.panels.charts import ChartsPanel
@@ -65,8 +66,15 @@ class MainWindow(QtWidgets.QMainWindow):
         body.addWidget(self.stack, 1)
         self.setCentralWidget(central)
         self.statusBar().showMessage("Offline: nothing leaves this computer.")
+        help_menu = self.menuBar().addMenu("&Help")
+        self.about_action = help_menu.addAction(f"About {APP_NAME}")
+        self.notices_action = help_menu.addAction("Third-party notices")
+        self.about_dialog: AboutDialog | None = None
+        self.notices_dialog: NoticesDialog | None = None
 
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
+        self.about_action.triggered.connect(self._on_about_triggered)
+        self.notices_action.triggered.connect(self._on_notices_triggered)
         self.history.open_requested.connect(self._on_history_open_requested)
         self.bench.run_finished.connect(self._on_bench_run_finished)
         services.state.model_changed.connect(self._on_state_model_changed)
@@ -82,6 +90,21 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_bench_run_finished(self, run) -> None:
         self.statusBar().showMessage(f"Run saved: {run.id}. See Charts and Compare & upgrade.")
+
+    def _on_about_triggered(self) -> None:
+        if self.about_dialog is None:
+            self.about_dialog = AboutDialog(self)
+            self.about_dialog.notices_requested.connect(self._on_notices_triggered)
+        self.services.about(qt_versions(), self.about_dialog.set_facts)
+        self.about_dialog.show()
+        self.about_dialog.raise_()
+
+    def _on_notices_triggered(self) -> None:
+        if self.notices_dialog is None:
+            self.notices_dialog = NoticesDialog(self)
+            self.services.notices(qt_versions()[0], self.notices_dialog.set_text)
+        self.notices_dialog.show()
+        self.notices_dialog.raise_()
 
     def _on_state_model_changed(self) -> None:
         choice = self.services.state.model

@@ -32,10 +32,12 @@ from advisor.gui.bench_controller import BenchController
 from advisor.gui.errors import ErrorReporter
 from advisor.gui.state import AppState, ModelChoice
 from advisor.gui.tasks import run_task
+from advisor.usecases.about import AboutFacts, about_facts, known_backend, llama_cpp_commit
 from advisor.usecases.bench_config import BenchChoices, bench_config
 from advisor.usecases.charts import RunCurves, run_curves
 from advisor.usecases.compare import ProjectionTable, projection_table, verdict
 from advisor.usecases.machine import detect_machine
+from advisor.usecases.notices import app_notices
 
 log = logging.getLogger(__name__)
 
@@ -260,6 +262,45 @@ class AppServices:
             lambda: export_runs(runs, path),
             lambda _: None,
             lambda e, d: self.errors.report(f"Export failed ({e}).", d),
+        )
+
+    # --- about -------------------------------------------------------------------------
+
+    def about(self, qt_versions: tuple[str, str], on_done: Callable[[AboutFacts], None]) -> None:
+        """The About box's facts, gathered off the GUI thread (catalogue, calibration data;
+        llama.cpp asked in a child process only when this machine has not been detected)."""
+        report = self.state.report
+        qt, pyside6 = qt_versions
+
+        def work() -> AboutFacts:
+            return about_facts(
+                self.paths,
+                qt_version=qt,
+                pyside6_version=pyside6,
+                backend=report.backend if report is not None else None,
+                ask_llama=True,
+                catalogue=self.catalogue,
+            )
+
+        run_task(
+            work,
+            on_done,
+            lambda e, d: self.errors.report(f"The versions could not be gathered ({e}).", d),
+        )
+
+    def notices(self, qt_version: str, on_done: Callable[[str], None]) -> None:
+        """The third-party notices: the frozen app's file, or generated when run from source."""
+        report = self.state.report
+        backend = report.backend if report is not None else None
+
+        def work() -> str:
+            commit = llama_cpp_commit(known_backend(self.paths, backend))
+            return app_notices(qt_version=qt_version, llama_cpp_commit=commit)
+
+        run_task(
+            work,
+            on_done,
+            lambda e, d: self.errors.report(f"The notices could not be read ({e}).", d),
         )
 
     # --- projections -------------------------------------------------------------------

@@ -24,6 +24,11 @@ Compression=lzma2/max
 SolidCompression=yes
 ArchitecturesInstallIn64BitMode=x64compatible
 WizardStyle=modern
+; the app's own license (MIT) on the license page; the third-party notices the build wrote
+; into the bundle (Qt under the LGPL-3.0 and where its source is, llama.cpp, every Python
+; package) on the page before installing; both are installed beside the app too
+LicenseFile=..\..\LICENSE
+InfoBeforeFile=..\..\dist\advisor\THIRD_PARTY_NOTICES.txt
 
 [Files]
 Source: "..\..\dist\advisor\*"; DestDir: "{app}"; Flags: recursesubdirs createallsubdirs ignoreversion

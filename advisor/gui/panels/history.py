@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from pathlib import Path
 
+from advisor.core.runs.export import provenance
 from advisor.core.runs.results import RunResult
 from advisor.gui.qt import QtCore, QtWidgets
 from advisor.gui.services import AppServices
@@ -64,6 +66,9 @@ class HistoryPanel(QtWidgets.QWidget):
             buttons.addWidget(b)
         buttons.addStretch(1)
         layout.addLayout(buttons)
+        # what produced the selected run: app, llama.cpp commit, catalogue (for bug reports)
+        self.detail = value_label("")
+        layout.addWidget(self.detail)
         self.comparison = QtWidgets.QTextBrowser()
         self.comparison.setMinimumHeight(160)
         self.comparison.hide()
@@ -100,11 +105,13 @@ class HistoryPanel(QtWidgets.QWidget):
         return [self.proxy.index(r, 0).data(OBJECT_ROLE) for r in rows]
 
     def _update_buttons(self, *_args) -> None:
-        n = len(self.selected_runs())
+        runs = self.selected_runs()
+        n = len(runs)
         self.open_button.setEnabled(n == 1)
         self.compare_button.setEnabled(n == 2)
         self.delete_button.setEnabled(n >= 1)
         self.export_button.setEnabled(n >= 1)
+        self.detail.setText(run_detail_html(runs[0]) if n == 1 else "")
 
     # --- slots -------------------------------------------------------------------------
 
@@ -162,6 +169,14 @@ class HistoryPanel(QtWidgets.QWidget):
                 )
             return
         self.services.export(runs, path)
+
+
+def run_detail_html(run: RunResult) -> str:
+    """One line under the table for the selected run: what produced it."""
+    made_with = " · ".join(
+        f"{html.escape(label)} <b>{html.escape(value)}</b>" for label, value in provenance(run)
+    )
+    return f"{muted(f'Run {run.id}, made with')} {made_with}"
 
 
 def compare_html(a: RunResult, b: RunResult) -> str:
