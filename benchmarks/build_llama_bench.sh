@@ -19,5 +19,5 @@ fi
 cmake -S "$src/llama_cpp_python-$version/vendor/llama.cpp" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
   -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=ON ${CMAKE_ARGS:-} >&2
-cmake --build "$build" --target llama-bench -j "$(nproc 2>/dev/null || echo 2)" >&2
+cmake --build "$build" --target llama-bench llama-batched-bench -j "$(nproc 2>/dev/null || echo 2)" >&2
 echo "$bin"

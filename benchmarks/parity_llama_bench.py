@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 
 from advisor.bench.controller import BenchJob  # noqa: E402
 from advisor.bench.synth import synthetic_file_name, write_synthetic_gguf  # noqa: E402
-from advisor.core.hardware.cpu_threads import performance_core_count  # noqa: E402
+from advisor.core.hardware.threads import default_threads  # noqa: E402
 from advisor.core.runs.config import BenchConfig  # noqa: E402
 from advisor.core.runs.results import RunResult  # noqa: E402
 
@@ -39,8 +39,8 @@ MODELS = [
 ]
 
 
-def find_llama_bench() -> str:
-    env = os.environ.get("LLAMA_BENCH")
+def find_llama_bench(given: str | None = None) -> str:
+    env = given or os.environ.get("LLAMA_BENCH")
     if env and Path(env).exists():
         return env
     out = subprocess.run(
@@ -54,7 +54,7 @@ def find_llama_bench() -> str:
 
 
 def run_llama_bench(
-    binary: str, model: Path, pp: int, tg: int, reps: int, threads: int
+    binary: str, model: Path, pp: int, tg: int, reps: int, threads: int, ngl: int | None = None
 ) -> dict[str, float]:
     cmd = [
         binary,
@@ -71,6 +71,8 @@ def run_llama_bench(
         "-o",
         "json",
     ]
+    if ngl is not None:
+        cmd += ["-ngl", str(ngl)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     rows = json.loads(out.stdout)
     result = {}
@@ -80,10 +82,14 @@ def run_llama_bench(
     return result
 
 
-def run_ours(model: Path, pp: int, tg: int, reps: int, threads: int, home: str) -> dict[str, float]:
+def run_ours(
+    model: Path, pp: int, tg: int, reps: int, threads: int, home: str, ngl: int | None = None
+) -> dict[str, float]:
+    # the same fixed number of repetitions as llama-bench's -r, like for like
     config = BenchConfig(
-        model_path=str(model), n_prompt=(pp,), n_gen=(tg,), reps=reps, threads=threads
-    )
+        model_path=str(model), n_prompt=(pp,), n_gen=(tg,), reps=reps, threads=threads,
+        adaptive_reps=False, gpu_layers=ngl,
+    )  # fmt: skip
     final = None
     for event in BenchJob(config, home=home).events():
         final = event
@@ -100,11 +106,13 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--pp", type=int, default=512)
     ap.add_argument("--tg", type=int, default=128)
-    ap.add_argument("--threads", type=int, default=performance_core_count())
+    ap.add_argument("--threads", type=int, default=default_threads().threads)
     ap.add_argument("--models-dir", default=str(Path(tempfile.gettempdir()) / "advisor-parity"))
+    ap.add_argument("--llama-bench", help="path of a llama-bench binary (default: build one)")
+    ap.add_argument("--gpu-layers", type=int, help="-ngl for both (default: each's own)")
     args = ap.parse_args()
 
-    binary = find_llama_bench()
+    binary = find_llama_bench(args.llama_bench)
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stderr.strip()
     print(f"llama-bench: {binary} ({version.splitlines()[0] if version else '?'})")
     print(
@@ -127,10 +135,14 @@ def main() -> int:
             order = [("theirs", "ours"), ("ours", "theirs")][r % 2]
             for who in order:
                 if who == "theirs":
-                    res = run_llama_bench(binary, path, args.pp, args.tg, args.reps, args.threads)
+                    res = run_llama_bench(
+                        binary, path, args.pp, args.tg, args.reps, args.threads, args.gpu_layers
+                    )
                     target = theirs
                 else:
-                    res = run_ours(path, args.pp, args.tg, args.reps, args.threads, home)
+                    res = run_ours(
+                        path, args.pp, args.tg, args.reps, args.threads, home, args.gpu_layers
+                    )
                     target = ours
                 for k, v in res.items():
                     target.setdefault(k, []).append(v)

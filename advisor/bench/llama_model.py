@@ -90,7 +90,9 @@ class LlamaModel:
         cp.n_batch = config.n_batch
         cp.n_ubatch = config.n_ubatch
         cp.n_seq_max = n_seq
-        cp.kv_unified = n_seq > 1
+        # one KV cache per stream, as llama-batched-bench does by default (no -kvu): llama.h
+        # advises a unified cache only for sequences that share a prompt
+        cp.kv_unified = False
         cp.n_threads = threads
         cp.n_threads_batch = threads
         cp.type_k = self.lib.KV_CACHE_TYPES[config.cache_type_k]

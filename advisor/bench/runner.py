@@ -19,21 +19,37 @@ import psutil
 
 from advisor import __version__
 from advisor.bench.llama_model import BenchError, BenchTest, Cancelled, LlamaModel
+from advisor.bench.longest import find_longest_context
 from advisor.bench.synthetic import ensure_synthetic_model
-from advisor.core.hardware.cpu_threads import performance_core_count
+from advisor.core.catalogue.dating import catalogue_date
 from advisor.core.hardware.model import BackendInfo
+from advisor.core.hardware.power import PowerReading, energy_per_token_j, tdp_estimate
+from advisor.core.hardware.power_sources import PowerMeter, meter_for
+from advisor.core.hardware.threads import default_threads
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import AppPaths
 from advisor.core.model.facts import ModelFacts
 from advisor.core.model.gguf_facts import facts_from_gguf
-from advisor.core.model.memory import Preflight, check_fits
+from advisor.core.model.memory import memory_need
 from advisor.core.predict.explain import finish_run
 from advisor.core.runs.config import BenchConfig, TestSpec
 from advisor.core.runs.events import Event, Failure, Progress
+from advisor.core.runs.preflight import Available, Plan, available_memory, plan_tests
 from advisor.core.runs.results import LlamaInfo, RunHardware, TestResult, new_run_id
-from advisor.core.runs.stats import summarise_samples
+from advisor.core.runs.stats import enough_repetitions, summarise_samples
 
 SideChannel = Callable[[Progress], None]
+THREADPOOL_NOTE = (
+    "llama.cpp's CPU library (libggml-cpu) was not found, so the run could not attach a ggml "
+    "threadpool as llama-bench does and llama.cpp used its own threads: CPU results may differ "
+    "slightly from llama-bench's."
+)
+
+
+def _tdp(hardware: RunHardware | None) -> float | None:
+    record = hardware.device if hardware is not None else None
+    tdp = record.get("tdp_w") if isinstance(record, dict) else None
+    return float(tdp) if isinstance(tdp, (int, float)) and tdp > 0 else None
 
 
 class _CpuMeter:
@@ -66,15 +82,6 @@ class _CpuMeter:
         return max(0.0, min(1.0, other / (wall * self._n)))
 
 
-def _available_memory(backend: BackendInfo, gpu_layers: int) -> tuple[int | None, str]:
-    gpus = [d for d in backend.devices if d.type in ("GPU", "iGPU")]
-    if gpu_layers > 0 and gpus:
-        dev = gpus[0]
-        where = "unified memory" if "metal" in dev.name.lower() else "VRAM"
-        return int(dev.memory_free_bytes) or None, where
-    return int(psutil.virtual_memory().available), "RAM"
-
-
 def _estimated_seconds(
     spec: TestSpec, reps: int, pp_tps: float | None, tg_tps: float | None
 ) -> float | None:
@@ -104,6 +111,8 @@ class _Run:
     rng: random.Random = field(default_factory=random.Random)
     depth_cache: dict[int, Any] = field(default_factory=dict)
     meter: _CpuMeter = field(default_factory=_CpuMeter)
+    power: PowerMeter | None = None
+    tdp_w: float | None = None  # the catalogue TDP: an energy estimate where none is readable
 
     @property
     def total_steps(self) -> int:
@@ -153,6 +162,9 @@ class _Run:
         )  # fmt: skip
         self.threadpool = self.threadpool or test.threadpool_attached
         samples: list[float] = []
+        reps = self.config.reps
+        min_reps = min(2, reps) if self.config.adaptive_reps else reps
+        reading: PowerReading | None = None
         try:
             if self.config.warmup:
                 test.warmup()
@@ -161,7 +173,9 @@ class _Run:
                     spec.name, self.step, self.total_steps, eta_s=eta, message="warm-up done"
                 )
             self.meter.start()
-            for rep in range(self.config.reps):
+            if self.power is not None:
+                self.power.start()
+            for rep in range(reps):
                 seconds = test.repetition(live)
                 samples.append(seconds)
                 self.step += 1
@@ -170,17 +184,44 @@ class _Run:
                     self.step,
                     self.total_steps,
                     tokens_per_s=spec.tokens_per_rep / seconds,
-                    message=f"{spec.name}: repetition {rep + 1} of {self.config.reps}",
+                    message=f"{spec.name}: repetition {rep + 1} (at most {reps})",
                 )
+                rates = [spec.tokens_per_rep / x for x in samples]
+                if enough_repetitions(rates, min_reps=min_reps, max_reps=reps):
+                    self.step += reps - len(samples)  # the repetitions it did not need
+                    break
             load = self.meter.stop()
+            if self.power is not None:
+                reading = self.power.stop()
         finally:
             test.close()
-        result = summarise_samples(spec, samples, load)
+        result = _with_energy(
+            summarise_samples(spec, samples, load), reading, sum(samples), self.tdp_w
+        )
         self.results.append(result)
         if spec.kind == "prefill" and spec.depth == 0:
             self.pp_tps = result.tokens_per_s  # measured replaces predicted
         if spec.kind == "decode" and spec.depth == 0 and spec.batch == 1:
             self.tg_tps = result.tokens_per_s
+
+
+def _with_energy(
+    result: TestResult, reading: PowerReading | None, seconds: float, tdp_w: float | None
+) -> TestResult:
+    """The test's energy: measured by a meter, else estimated from the catalogue TDP (and
+    labelled so), else nothing."""
+    if reading is None and tdp_w and seconds > 0:
+        reading = tdp_estimate(tdp_w, seconds)
+    if reading is None:
+        return result
+    tokens = round(result.tokens_per_s * seconds) if result.tokens_per_s else 0
+    return replace(
+        result,
+        average_w=reading.average_w,
+        joules_per_token=energy_per_token_j(reading, tokens),
+        energy_method=reading.method,
+        energy_source=reading.source + (f" ({reading.note})" if reading.note else ""),
+    )
 
 
 def _load(
@@ -209,19 +250,41 @@ def _load(
     return LlamaModel(Path(config.model_path), config, gpu_layers, cancel, on_load)
 
 
-def _preflight(
+def _power_meter(backend: BackendInfo, gpu_layers: int) -> PowerMeter | None:
+    """The meter for the device the run uses (GPU board, or CPU package)."""
+    gpus = [d for d in backend.devices if d.type in ("GPU", "iGPU")]
+    try:
+        if gpu_layers > 0 and gpus:
+            text = " ".join(f"{d.name} {d.description}" for d in gpus).lower()
+            vendor = None
+            if "cuda" in text or "nvidia" in text:
+                vendor = "nvidia"
+            elif any(word in text for word in ("rocm", "amd", "radeon")):
+                vendor = "amd"
+            return meter_for("gpu", gpu_vendor=vendor)
+        return meter_for("cpu")
+    except Exception:  # power is a nicety: never let a meter stop a benchmark
+        return None
+
+
+def _plan(
     config: BenchConfig, facts: ModelFacts, backend: BackendInfo, gpu_layers: int
-) -> Preflight:
-    available, where = _available_memory(backend, gpu_layers)
-    return check_fits(
-        facts,
-        config.max_context_tokens(),
-        available,
-        streams=max(config.batches or (1,)),
-        cache_type=config.cache_type_k,
-        where=where,
-        allow_oversize=config.allow_oversize,
-    )
+) -> tuple[Plan, Available]:
+    room = available_memory(backend, gpu_layers, int(psutil.virtual_memory().available))
+    return plan_tests(config, facts, config.tests(), room), room
+
+
+def _predicted_longest(facts: ModelFacts, config: BenchConfig, room: Available) -> int | None:
+    """The longest context the memory estimate says fits (one stream)."""
+    if room.bytes is None:
+        return None
+    usable = room.bytes * (1 - room.margin)
+    lo, hi = 0, max(facts.context_length or 0, 1)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        need = memory_need(facts, mid, 1, config.cache_type_k, config.n_ubatch).total_bytes
+        lo, hi = (mid, hi) if need <= usable else (lo, mid - 1)
+    return lo or None
 
 
 def run_benchmark(
@@ -249,26 +312,33 @@ def run_benchmark(
         from advisor.bench import llama_lib
 
         backend = llama_lib.backend_info()
-        threads = config.threads or performance_core_count()
+        choice = default_threads()
+        threads = config.threads or choice.threads
+        threads_rule = "set by you" if config.threads else f"llama-bench's default: {choice.rule}"
         gpu_layers = config.gpu_layers
         if gpu_layers is None:
             gpu_layers = 999 if backend.gpu_offload else 0
-        fit = _preflight(config, facts, backend, gpu_layers)
-        if not fit.ok:
-            yield Failure(fit.message, "", user_error=True)
+        plan, room = _plan(config, facts, backend, gpu_layers)
+        if not plan.ok:
+            yield Failure(plan.refused, "", user_error=True)
             return
         config = replace(config, threads=threads, gpu_layers=gpu_layers)
 
         yield Progress("loading", 0, 100, message=f"Loading {Path(config.model_path).name}")
         llama = _load(config, gpu_layers, cancel, side_channel)
         run = _Run(
-            config, llama, side_channel, cancel, config.tests(), threads,
+            config, llama, side_channel, cancel, list(plan.runnable), threads,
             pp_tps=config.expected_prefill_tps, tg_tps=config.expected_decode_tps,
-            rng=random.Random(config.seed),
+            rng=random.Random(config.seed), power=_power_meter(backend, gpu_layers),
+            tdp_w=_tdp(hardware),
         )  # fmt: skip
         started = time.monotonic()
         for index, spec in enumerate(run.specs):
             yield from run.run_test(index, spec)
+        longest = None
+        if config.longest_context:
+            yield Progress("longest context", 0, 1, message="Finding the longest context")
+            longest = find_longest_context(llama, config, facts, room, threads, cancel)
         info = LlamaInfo(
             backends=backend.backends,
             gpu_offload=backend.gpu_offload,
@@ -277,6 +347,7 @@ def run_benchmark(
             llama_cpp_commit=backend.llama_cpp_commit,
             devices=backend.devices,
             threads=threads,
+            threads_rule=threads_rule,
             gpu_layers=gpu_layers,
             threadpool=run.threadpool,
             run_seconds=time.monotonic() - started,
@@ -284,9 +355,22 @@ def run_benchmark(
         result = finish_run(
             new_run_id(), config, facts, run.results, hardware=hardware, llama=info,
             load_time_s=llama.load_time_s, app_version=__version__,
+            catalogue_date=catalogue_date().date,
         )  # fmt: skip
-        if fit.message:
-            result = replace(result, notes=(*result.notes, fit.message))
+        notes = [*plan.notes, *(s.reason for s in plan.skipped)]
+        if not run.threadpool:
+            notes.append(THREADPOOL_NOTE)
+        if longest is not None:
+            notes.append(longest.note)
+        result = replace(
+            result,
+            notes=(*result.notes, *notes),
+            skipped_tests=tuple(s.test for s in plan.skipped),
+            longest_context_tokens=longest.tokens if longest else None,
+            predicted_longest_context_tokens=(
+                _predicted_longest(facts, config, room) if longest else None
+            ),
+        )
         yield result
     except Cancelled:
         yield Failure("The benchmark was cancelled.", cancelled=True)

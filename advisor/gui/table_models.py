@@ -355,7 +355,7 @@ def _first(run: RunResult, kind: str) -> TestResult | None:
 class TestsTableModel(_Table):
     """One run's tests with what they mean physically."""
 
-    TEST, TPS, PER_STREAM, BYTES, ACHIEVED, CEILING, EFFICIENCY = range(7)
+    TEST, TPS, PER_STREAM, BYTES, ACHIEVED, CEILING, EFFICIENCY, ENERGY = range(8)
     HEADERS = (
         "Test",
         "Tokens/s",
@@ -364,8 +364,9 @@ class TestsTableModel(_Table):
         "Achieved",
         "Ceiling t/s",
         "Of ceiling",
+        "Energy per token",
     )
-    NUMERIC = frozenset({TPS, PER_STREAM, BYTES, ACHIEVED, CEILING, EFFICIENCY})
+    NUMERIC = frozenset({TPS, PER_STREAM, BYTES, ACHIEVED, CEILING, EFFICIENCY, ENERGY})
 
     def display(self, t: TestResult, col: int, row: int) -> str:
         if col == self.TEST:
@@ -383,6 +384,8 @@ class TestsTableModel(_Table):
         if col == self.CEILING:
             ceiling = t.decode_ceiling_tps if t.kind == "decode" else t.prefill_ceiling_tps
             return f"{ceiling:,.1f}" if ceiling else "n/a"
+        if col == self.ENERGY:
+            return energy_text(t)
         return f"{t.efficiency:.0%}" if t.efficiency else "n/a"
 
     def sort_key(self, t: TestResult, col: int, row: int) -> Any:
@@ -395,7 +398,21 @@ class TestsTableModel(_Table):
             if t.other_cpu_load
             else ""
         )
-        return f"{t.name}: repetitions {samples} t/s{load}"
+        energy = ""
+        if t.energy_method:
+            energy = f"\nEnergy ({t.energy_method}): {t.energy_source}."
+        reps = len(t.samples)
+        return f"{t.name}: {reps} repetition{'s' if reps != 1 else ''}, {samples} t/s{load}{energy}"
+
+
+def energy_text(t: TestResult) -> str:
+    """'0.42 J (85 W)', marked '~' and 'est.' when estimated from the TDP, '' when unknown."""
+    if t.joules_per_token is None or t.average_w is None:
+        return ""
+    estimate = t.energy_method == "estimate"
+    joules = t.joules_per_token
+    shown = f"{joules * 1000:,.0f} mJ" if joules < 1 else f"{joules:,.2f} J"
+    return f"{'~' if estimate else ''}{shown} ({t.average_w:,.0f} W{' est.' if estimate else ''})"
 
 
 def describe_test(t: TestResult) -> str:

@@ -46,7 +46,7 @@ class BenchChoices:
     n_gen: str | None = None
     depths: str | None = None
     batches: str | None = None
-    reps: object = 3
+    reps: object = 5
     threads: object = None
     gpu_layers: object = None
     n_batch: object = 2048
@@ -55,6 +55,8 @@ class BenchChoices:
     cache_type: str = "f16"
     warmup: bool = True
     allow_oversize: bool = False
+    adaptive_reps: bool = True
+    longest_context: bool = False
 
 
 def _lists(choices: BenchChoices, facts: ModelFacts) -> dict[str, tuple[int, ...]]:
@@ -118,6 +120,8 @@ def bench_config(
         cache_type_v=one_of("--cache-type", choices.cache_type, CACHE_TYPES),
         warmup=choices.warmup,
         allow_oversize=choices.allow_oversize,
+        adaptive_reps=choices.adaptive_reps,
+        longest_context=choices.longest_context,
         **_lists(choices, facts),
     )
     return with_machine_facts(config, facts, profile, reference), facts

@@ -20,6 +20,7 @@ from advisor.core.runs.results import RunResult
 
 MAX_RUN_FILE_BYTES = 32 * 1024 * 1024  # a run is a few kB; an export of hundreds, a few MB
 MAX_TPS = 1e7  # no device decodes or reads prompts faster than this
+MIN_TPS = 0.01  # one token in 100 s: slower is a typo, not a measurement
 CEILING_SLACK = 1.10  # a measured decode up to 10% above the spec ceiling is accepted
 
 
@@ -83,8 +84,12 @@ def reference_from_speeds(
     device = catalogue.resolve(device_name)
     if tg_tps is None:
         raise InputError("--from-device needs --from-tg (your measured decode tokens/s).")
-    tg = number("--from-tg", tg_tps, 0, MAX_TPS, unit="tokens/s")
-    pp = None if pp_tps is None else number("--from-pp", pp_tps, 0, MAX_TPS, unit="tokens/s")
+    tg = number("--from-tg", tg_tps, MIN_TPS, MAX_TPS, unit="tokens/s", low_inclusive=True)
+    pp = (
+        None
+        if pp_tps is None
+        else number("--from-pp", pp_tps, MIN_TPS, MAX_TPS, unit="tokens/s", low_inclusive=True)
+    )
     chosen = (backend or device.usual_backend).lower()
     if chosen not in device.backends:
         raise InputError(

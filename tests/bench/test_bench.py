@@ -258,11 +258,14 @@ def test_parent_gone_child_exits():
     assert time.perf_counter() - started < 10
 
 
-def test_threads_default_to_performance_cores(tiny_model):
-    from advisor.core.hardware.cpu_threads import performance_core_count
+def test_threads_default_to_llama_benchs(tiny_model):
+    from advisor.core.hardware.threads import default_threads
 
     _, run = _run(BenchConfig(model_path=str(tiny_model), n_prompt=(32,), n_gen=(), reps=1))
-    assert run.llama.threads == performance_core_count()
+    choice = default_threads()
+    assert run.llama.threads == choice.threads
+    assert run.llama.threads_rule.startswith("llama-bench's default")
+    assert choice.rule in run.llama.threads_rule
     assert "llama_cpp" not in sys.modules  # the parent never loads llama.cpp itself
 
 
@@ -274,3 +277,55 @@ def test_cancel_before_the_child_exists_is_not_lost(tiny_model):
     assert isinstance(final, Failure) and final.cancelled, final
     assert job.proc.poll() is not None
     assert not _children()
+
+
+def test_longest_context_stays_inside_the_free_memory_and_then_loads(
+    tiny_model, tmp_path, monkeypatch
+):
+    """The trial allocation with a low memory limit: the free memory the run reads is cut to
+    what a 4,096-token context needs, so a search that went past it would show; the context it
+    reports then loads for real."""
+    from collections import namedtuple
+
+    from advisor.bench import runner
+    from advisor.bench.llama_model import LlamaModel
+    from advisor.core.infra.paths import app_paths
+    from advisor.core.model.gguf_facts import facts_from_gguf
+    from advisor.core.model.memory import memory_need
+
+    facts = facts_from_gguf(str(tiny_model))
+    limit = int(memory_need(facts, 4096, 1).total_bytes / 0.9) + 1
+    memory = namedtuple("memory", "available total")(limit, limit)
+    monkeypatch.setattr(runner.psutil, "virtual_memory", lambda: memory)
+    config = BenchConfig(
+        model_path=str(tiny_model), n_prompt=(32,), n_gen=(), reps=1, gpu_layers=0,
+        longest_context=True, longest_context_budget_s=30,
+    )  # fmt: skip
+    events = list(runner.run_benchmark(config, paths=app_paths(tmp_path)))
+    run = events[-1]
+    assert isinstance(run, RunResult), run
+    assert 3800 <= run.longest_context_tokens <= 4096
+    assert run.predicted_longest_context_tokens == pytest.approx(4096, abs=64)
+    assert any(n.startswith("Longest context that loaded here: ") for n in run.notes)
+    import threading
+
+    llama = LlamaModel(tiny_model, config, 0, threading.Event(), lambda f: None)
+    try:
+        ctx = llama.new_context(config, run.longest_context_tokens, 2)
+        llama.C.llama_free(ctx)
+    finally:
+        llama.free()
+
+
+def test_adaptive_repetitions_stop_when_tight(tiny_model):
+    config = BenchConfig(model_path=str(tiny_model), n_prompt=(64,), n_gen=(8,), reps=5)
+    _, run = _run(config)
+    assert isinstance(run, RunResult), run
+    for t in run.tests:
+        assert 2 <= len(t.samples) <= 5
+        if len(t.samples) < 5:  # it stopped early: the interval was within +-2%
+            assert (t.ci95_high_tps - t.ci95_low_tps) / 2 <= 0.02 * t.tokens_per_s
+    fixed = BenchConfig(model_path=str(tiny_model), n_prompt=(64,), n_gen=(), reps=3,
+                        adaptive_reps=False)  # fmt: skip
+    _, run = _run(fixed)
+    assert len(run.test("pp64").samples) == 3

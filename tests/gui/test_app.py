@@ -315,13 +315,13 @@ def test_a_settings_file_with_a_wrong_type_opens_with_defaults_and_a_notice(make
     from advisor.core.infra.paths import app_paths
 
     settings = app_paths().ensure().settings_file
-    settings.write_text(json.dumps({"reps": "5", "workload": "summarise", "theme": 3}))
+    settings.write_text(json.dumps({"reps": "7", "workload": "summarise", "theme": 3}))
     window, services = make_window()
-    assert services.settings.current.reps == 3  # the bad field falls back to its default
+    assert services.settings.current.reps == 5  # the bad field falls back to its default
     assert services.settings.current.workload == "summarise"  # the good ones are kept
-    assert window.bench.reps.value() == 3
+    assert window.bench.reps.value() == 5
     assert window.banner.isVisible()
     text = window.banner.message.text()
     assert "reps" in text and "theme" in text and "kept as settings.corrupt-" in text
     kept = list(settings.parent.glob("settings.corrupt-*.json"))
-    assert len(kept) == 1 and json.loads(kept[0].read_text())["reps"] == "5"
+    assert len(kept) == 1 and json.loads(kept[0].read_text())["reps"] == "7"

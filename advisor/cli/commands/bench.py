@@ -13,7 +13,7 @@ from advisor.core.infra.units import GB, GiB, fmt_bytes
 from advisor.core.infra.validate import number
 from advisor.core.runs.events import Failure, Progress
 from advisor.core.runs.history import History
-from advisor.core.runs.results import RunResult, run_hardware
+from advisor.core.runs.results import RunResult, TestResult, run_hardware
 from advisor.usecases.bench_config import BenchChoices, bench_config
 from advisor.usecases.machine import detect_machine
 
@@ -39,6 +39,8 @@ def choices_from(args: argparse.Namespace) -> BenchChoices:
         cache_type=args.cache_type,
         warmup=not args.no_warmup,
         allow_oversize=args.allow_oversize,
+        adaptive_reps=not args.fixed_reps,
+        longest_context=args.longest_context,
     )
 
 
@@ -98,6 +100,7 @@ def text(run: RunResult) -> str:
         f"{m.name}: {m.architecture} {m.file_type}, {m.weights_bytes / GiB:.2f} GiB, "
         f"{m.n_params / 1e9:.2f} B params; {run.device_name}, backend "
         f"{','.join(run.llama.backends)}, {run.llama.threads} threads"
+        + (f" ({run.llama.threads_rule})" if run.llama.threads_rule else "")
     ]
     rows = []
     for t in run.tests:
@@ -118,10 +121,18 @@ def text(run: RunResult) -> str:
                 moved,
                 f"{ceiling:.1f}" if ceiling else "n/a",
                 f"{t.efficiency:.0%}" if t.efficiency else "n/a",
+                str(len(t.samples)),
+                _energy(t),
             ]
         )
-    headers = ["test", "t/s", "per stream", "bytes/token", "achieved", "ceiling t/s", "of ceiling"]
-    lines.append(format_table(headers, rows, right=(1, 2, 3, 4, 5, 6)))
+    headers = [
+        "test", "t/s", "per stream", "bytes/token", "achieved", "ceiling t/s", "of ceiling",
+        "reps", "energy/token",
+    ]  # fmt: skip
+    lines.append(format_table(headers, rows, right=(1, 2, 3, 4, 5, 6, 7, 8)))
+    sources = {t.energy_source for t in run.tests if t.energy_method}
+    if sources:
+        lines.append("Energy: " + "; ".join(sorted(sources)) + ".")
     spec = run.hardware.spec_bandwidth_bytes_per_s
     meas = run.hardware.measured_bandwidth_bytes_per_s
     lines.append(
@@ -132,3 +143,10 @@ def text(run: RunResult) -> str:
     )
     lines += [f"Note: {note}" for note in run.notes]
     return "\n".join(lines)
+
+
+def _energy(t: TestResult) -> str:
+    if t.joules_per_token is None or t.average_w is None:
+        return ""
+    estimate = "~" if t.energy_method == "estimate" else ""
+    return f"{estimate}{t.joules_per_token:.3g} J @ {t.average_w:.0f} W"

@@ -90,16 +90,26 @@ def run(args: argparse.Namespace) -> Output:
         check_measured(reference, facts)
     host = host_for(
         cached_report(app_paths()),
-        ram_gb=None if args.ram_gb is None else number("--ram-gb", args.ram_gb, 0, 65536),
+        ram_gb=(
+            None
+            if args.ram_gb is None
+            else number("--ram-gb", args.ram_gb, 0.1, 65536, low_inclusive=True)
+        ),
         ram_bandwidth_gbs=(
             None
             if args.ram_bandwidth_gbs is None
-            else number("--ram-bandwidth-gbs", args.ram_bandwidth_gbs, 0, 20000)
+            else number(
+                "--ram-bandwidth-gbs", args.ram_bandwidth_gbs, 0.1, 20000, low_inclusive=True
+            )
         ),
     )
     targets = [parse_target(t, catalogue) for t in args.to] if args.to else None
     if args.backend or args.memory_gb is not None:
-        memory = None if args.memory_gb is None else number("--memory-gb", args.memory_gb, 0, 4096)
+        memory = (
+            None
+            if args.memory_gb is None
+            else number("--memory-gb", args.memory_gb, 0.1, 4096, low_inclusive=True)
+        )
         targets = [
             replace(t, backend=(args.backend or "").lower() or None, memory_gb=memory)
             for t in (targets or [Target(d) for d in catalogue])

@@ -256,3 +256,14 @@ def probe_cpu_layout(
     if platform == "win32":
         return probe_windows_layout(cpu_count, arch)
     return CpuLayout(os="other", arch=arch, logical_cpus=cpu_count(True) or 0)
+
+
+def default_threads() -> ThreadChoice:
+    """llama-bench's default thread count on this machine, with the rule that gave it."""
+    try:
+        return llama_bench_default_threads(probe_cpu_layout())
+    except (OSError, ValueError):
+        import os
+
+        n = os.cpu_count() or 4
+        return ThreadChoice(max(1, n // 2 if n > 4 else n), "fallback: logical CPUs", "")

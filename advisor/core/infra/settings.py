@@ -41,7 +41,7 @@ class Settings:
     gpu_layers: int | None = None
     flash_attn: str = "auto"
     cache_type: str = "f16"
-    reps: int = 3
+    reps: int = 5
     workload: str = "chat"
     chosen_device_id: str | None = None  # the user's pick when detection could not tell
     compare_targets: tuple[str, ...] = ("nvidia-geforce-rtx-4090", "apple-m4-max-40c")

@@ -42,7 +42,8 @@ class BenchConfig:
     n_gen: tuple[int, ...] = (128,)
     depths: tuple[int, ...] = (0,)
     batches: tuple[int, ...] = (1,)
-    reps: int = 3
+    reps: int = 5  # at most this many (llama-bench's default); adaptive: fewer when tight
+    adaptive_reps: bool = True  # stop once the 95% interval is within +-2% (at least 2)
     threads: int | None = None  # None: llama-bench's default for this machine
     gpu_layers: int | None = None  # None: all layers when a GPU backend exists, else 0
     n_batch: int = 2048
@@ -52,7 +53,10 @@ class BenchConfig:
     cache_type_v: str = "f16"
     warmup: bool = True
     use_mmap: bool = True
-    allow_oversize: bool = False
+    allow_oversize: bool = False  # run tests preflight doubts (the app's "Run anyway")
+    # find the longest context that loads (trial allocation, model loaded once, time budget)
+    longest_context: bool = False
+    longest_context_budget_s: float = 60.0
     seed: int = 1234
     # machine facts used to explain the numbers (filled by the parent from detection)
     device_name: str | None = None

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from advisor.core.infra.serde import json_safe
 from advisor.core.infra.units import GB, GiB
+from advisor.core.runs.config import BenchConfig
 from advisor.core.runs.results import RunResult, TestResult
 
 CSV_COLUMNS = (
@@ -42,11 +43,34 @@ CSV_COLUMNS = (
     "other_cpu_load",
     "busy",
     "noisy",
+    # what produced the run (the same for every row of a run)
+    "app_version",
+    "llama_cpp_commit",
+    "catalogue_date",
 )
 
 
+def _shared_flags(c: BenchConfig) -> list[str]:
+    """The settings llama-bench and llama-batched-bench spell alike."""
+    args: list[str] = []
+    if c.threads:
+        args += ["-t", str(c.threads)]
+    if c.gpu_layers is not None:
+        args += ["-ngl", str(c.gpu_layers)]
+    if c.n_batch != 2048:
+        args += ["-b", str(c.n_batch)]
+    if c.n_ubatch != 512:
+        args += ["-ub", str(c.n_ubatch)]
+    if c.cache_type_k != "f16":
+        args += ["-ctk", c.cache_type_k]
+    if c.cache_type_v != "f16":
+        args += ["-ctv", c.cache_type_v]
+    return args
+
+
 def llama_bench_command(run: RunResult) -> str:
-    """The llama-bench command line that measures the same tests with the same settings."""
+    """The llama-bench command line that measures the same tests with the same settings (and,
+    for batched decode, the llama-batched-bench one)."""
     c = run.config
     model = c.model_path or "MODEL.gguf"
     args = ["llama-bench", "-m", model]
@@ -56,30 +80,47 @@ def llama_bench_command(run: RunResult) -> str:
     if any(d for d in c.depths):
         args += ["-d", ",".join(str(d) for d in c.depths)]
     args += ["-r", str(c.reps)]
-    if c.threads:
-        args += ["-t", str(c.threads)]
-    if c.gpu_layers is not None:
-        args += ["-ngl", str(c.gpu_layers)]
-    if c.n_batch != 2048:
-        args += ["-b", str(c.n_batch)]
-    if c.n_ubatch != 512:
-        args += ["-ub", str(c.n_ubatch)]
+    args += _shared_flags(c)
     if c.flash_attn != "auto":
         args += ["-fa", "1" if c.flash_attn == "on" else "0"]
-    if c.cache_type_k != "f16":
-        args += ["-ctk", c.cache_type_k]
-    if c.cache_type_v != "f16":
-        args += ["-ctv", c.cache_type_v]
     if not c.use_mmap:
         args += ["-mmp", "0"]
     command = shlex.join(args)
-    batches = [str(b) for b in c.batches if b > 1]
-    if batches and tg:
-        command += (
-            f"\n# batched decode (tg{tg[0]}x{batches[0]} ...): llama-batched-bench -m "
-            f"{shlex.quote(model)} -npp 1 -ntg {tg[0]} -npl {','.join(batches)}"
-        )
+    batched = batched_bench_command(c)
+    if batched:
+        command += f"\n# batched decode (tgNxB): {batched}"
     return command
+
+
+def batched_bench_command(c: BenchConfig) -> str | None:
+    """llama-batched-bench with the app's batched semantics: one KV cache per stream (its
+    default; no -kvu), a one-token prompt per stream, then n_gen decode steps; S_TG t/s is
+    the app's tgNxB."""
+    batches = [b for b in c.batches if b > 1]
+    tg = [g for g in c.n_gen if g]
+    if not batches or not tg:
+        return None
+    args = ["llama-batched-bench", "-m", c.model_path or "MODEL.gguf"]
+    args += ["-c", str(max(batches) * (1 + tg[0])), "-npp", "1", "-ntg", str(tg[0])]
+    args += ["-npl", ",".join(str(b) for b in batches)]
+    args += _shared_flags(c)
+    if c.flash_attn != "auto":
+        args += ["-fa", "on" if c.flash_attn == "on" else "off"]
+    return shlex.join(args)
+
+
+def provenance(run: RunResult) -> list[tuple[str, str]]:
+    """What produced a run, for a shared result to say: the app's version, the llama.cpp
+    commit (and the llama-cpp-python that vendors it), and the catalogue's date. Runs saved
+    before these were recorded say so."""
+    missing = "not recorded"
+    llama = run.llama
+    return [
+        ("LLM Hardware Advisor", run.app_version or missing),
+        ("llama.cpp", llama.llama_cpp_commit or missing),
+        ("llama-cpp-python", llama.llama_cpp_python_version or missing),
+        ("catalogue of", run.catalogue_date or missing),
+    ]
 
 
 def _device(run: RunResult) -> str:
@@ -130,6 +171,9 @@ def to_csv_text(runs: Sequence[RunResult]) -> str:
                     _num(t.other_cpu_load),
                     run.busy,
                     run.noisy,
+                    run.app_version,
+                    run.llama.llama_cpp_commit or "",
+                    run.catalogue_date,
                 ]
             )
     return buf.getvalue()
@@ -159,6 +203,8 @@ def to_markdown(run: RunResult) -> str:
         f"llama-cpp-python {run.llama.llama_cpp_python_version or '?'}, backend "
         f"{_backend(run) or '?'}, {run.llama.threads} threads, "
         f"{run.config.reps} repetitions.",
+        "",
+        "Made with " + "; ".join(f"{label} {value}" for label, value in provenance(run)) + ".",
         "",
         "| model | size | params | backend | test | t/s | ceiling t/s | efficiency | GB/s moved |",
         "|---|---|---|---|---|---:|---:|---:|---:|",

@@ -146,6 +146,11 @@ class RunResult:
     noisy: bool = False
     notes: tuple[str, ...] = ()
     label: str = ""
+    # tests preflight skipped ("tg128@d32768"), each with its sentence in notes
+    skipped_tests: tuple[str, ...] = ()
+    # the longest context that loaded in the trial allocation, and the one the estimate says
+    longest_context_tokens: int | None = None
+    predicted_longest_context_tokens: int | None = None
     app_version: str = ""
     catalogue_date: str = ""
     schema_version: int = RESULT_SCHEMA_VERSION

@@ -72,6 +72,11 @@ class BenchPanel(QtWidgets.QWidget):
         self.reps = QtWidgets.QSpinBox()
         self.reps.setRange(1, 20)
         self.reps.setValue(settings.reps)
+        self.reps.setToolTip(
+            "At most this many repetitions per test; a test stops earlier (after at least 2) "
+            "once its 95% interval is within +-2%."
+        )
+        self.longest = QtWidgets.QCheckBox("Also find the longest context that loads (up to 60 s)")
         self.flash = QtWidgets.QComboBox()
         for label, value in (("auto", "auto"), ("on", "on"), ("off", "off")):
             self.flash.addItem(label, value)
@@ -82,9 +87,10 @@ class BenchPanel(QtWidgets.QWidget):
         self.cache.setCurrentIndex(max(0, self.cache.findData(settings.cache_type)))
         grid.addRow("CPU threads", self.threads)
         grid.addRow("Layers on the GPU", self.gpu_layers)
-        grid.addRow("Repetitions", self.reps)
+        grid.addRow("Repetitions (at most)", self.reps)
         grid.addRow("Flash attention", self.flash)
         grid.addRow("KV cache type", self.cache)
+        grid.addRow("", self.longest)
         setup.body.addWidget(self.advanced)
         setup.body.addWidget(self.advanced_body)
         return setup
@@ -99,8 +105,15 @@ class BenchPanel(QtWidgets.QWidget):
         self.progress.setTextVisible(True)
         self.progress.setFormat("idle")
         self.progress.setValue(0)
+        self.anyway_button = QtWidgets.QPushButton("Run skipped tests anyway")
+        self.anyway_button.setToolTip(
+            "Run the tests the memory check doubted too: llama.cpp may still fit them, or "
+            "fail with a message; nothing is lost either way."
+        )
+        self.anyway_button.hide()
         controls.addWidget(self.run_button)
         controls.addWidget(self.cancel_button)
+        controls.addWidget(self.anyway_button)
         controls.addWidget(self.progress, 1)
         return controls
 
@@ -122,6 +135,7 @@ class BenchPanel(QtWidgets.QWidget):
 
     def _connect(self) -> None:
         self.run_button.clicked.connect(self._on_run_clicked)
+        self.anyway_button.clicked.connect(self._on_anyway_clicked)
         self.cancel_button.clicked.connect(self._on_cancel_clicked)
         self.bench.started.connect(self._on_bench_started)
         self.bench.progressed.connect(self._on_bench_progressed)
@@ -143,8 +157,15 @@ class BenchPanel(QtWidgets.QWidget):
     def _preset(self) -> str:
         return "thorough" if self.thorough.isChecked() else "quick"
 
+    def _on_anyway_clicked(self) -> None:
+        self.anyway_button.hide()
+        self._start(allow_oversize=True)
+
     def _on_run_clicked(self) -> None:
-        overrides: dict = {}
+        self._start()
+
+    def _start(self, **extra: object) -> None:
+        overrides: dict = dict(extra)
         if self.advanced.isChecked():  # folded away, the settings do not apply
             overrides.update(
                 reps=self.reps.value(),
@@ -152,6 +173,7 @@ class BenchPanel(QtWidgets.QWidget):
                 gpu_layers=None if self.gpu_layers.value() < 0 else self.gpu_layers.value(),
                 flash_attn=self.flash.currentData(),
                 cache_type=self.cache.currentData(),
+                longest_context=self.longest.isChecked(),
             )
         self.services.settings.update(
             bench_preset=self._preset(),
@@ -176,6 +198,7 @@ class BenchPanel(QtWidgets.QWidget):
         self.progress.setFormat("starting…")
         self.live.setText(" ")
         self.warning.hide()
+        self.anyway_button.hide()
 
     def _on_bench_progressed(self, event: Progress) -> None:
         self._last_progress = event
@@ -211,6 +234,8 @@ class BenchPanel(QtWidgets.QWidget):
         self.live.setText(" ")
         if not failure.cancelled:
             self.services.errors.report(failure.message, failure.details)
+        if failure.user_error and "anyway" in failure.message:
+            self.anyway_button.show()
 
     def _on_state_run_changed(self) -> None:
         run = self.state.run
@@ -225,6 +250,7 @@ class BenchPanel(QtWidgets.QWidget):
             self.warning.show()
         else:
             self.warning.hide()
+        self.anyway_button.setVisible(bool(run.skipped_tests) and not self.bench.running)
         self.explanation.setText(explain_run(run))
 
 
@@ -284,5 +310,25 @@ def explain_run(run: RunResult) -> str:
             f"{(b.per_stream_tps or b.tokens_per_s / b.batch):,.1f}: the weights are read once "
             "for every user's next token, so serving several people costs little extra until "
             "compute runs out."
+        )
+    if tg and tg.joules_per_token and tg.average_w:
+        how = (
+            "estimated from the TDP: power is not readable here"
+            if tg.energy_method == "estimate"
+            else f"measured: {tg.energy_source}"
+        )
+        lines.append(
+            f"<b>Energy</b>: about {tg.joules_per_token:,.2g} J per written token at "
+            f"{tg.average_w:,.0f} W ({how})."
+        )
+    if run.longest_context_tokens:
+        predicted = (
+            f"; the estimate said {run.predicted_longest_context_tokens:,}"
+            if run.predicted_longest_context_tokens
+            else ""
+        )
+        lines.append(
+            f"<b>Longest context</b> that loaded here: {run.longest_context_tokens:,} tokens"
+            f"{predicted}."
         )
     return "<br>".join(lines)
