@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from advisor.core.infra.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, AdvisorError
 
-COMMANDS = ("detect", "inspect", "shapes", "devices", "synth", "project", "bench")
+COMMANDS = ("detect", "inspect", "shapes", "devices", "synth", "project", "bench", "fits")
 
 
 def _command(name: str) -> Callable[..., object]:

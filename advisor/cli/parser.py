@@ -60,6 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     _project_parser(sub.add_parser("project", parents=[js], help="predict your model's speed"))
     _bench_parser(sub.add_parser("bench", parents=[js], help="measure a model like llama-bench"))
+    f = sub.add_parser("fits", parents=[js], help="which built-in models run on a device, how fast")
+    f.add_argument("--device", help="a catalogued device (default: this machine)")
+    f.add_argument("--backend", help="llama.cpp backend (default: the device's usual one)")
+    f.add_argument("--min-tps", help="only models decoding at least this many tokens/s per user")
+    f.add_argument("--workload", help="chat (default), summarise, long-chat, many-users, ...")
+    for name in ("prompt", "answer", "depth", "concurrency"):
+        f.add_argument(f"--{name}", help=argparse.SUPPRESS)
     return p
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from advisor import APP_NAME
+from advisor.gui import tasks
 from advisor.gui.about import AboutDialog, NoticesDialog, qt_versions
 from advisor.gui.errors import ErrorBanner
 from advisor.gui.panels.bench import BenchPanel
@@ -11,10 +12,23 @@ from advisor.gui.panels.compare import ComparePanel
 from advisor.gui.panels.history import HistoryPanel
 from advisor.gui.panels.machine import MachinePanel
 from advisor.gui.panels.model import ModelPanel
+from advisor.gui.panels.upgrade import UpgradePanel
 from advisor.gui.qt import QtCore, QtGui, QtWidgets
 from advisor.gui.services import AppServices
+from advisor.gui.steps import StepStrip
 
-PAGES = ("This machine", "Model", "Benchmark", "Charts", "Compare & upgrade", "History")
+PAGES = (
+    "This machine", "Model", "Benchmark", "Upgrade", "Charts", "Compare all devices", "History",
+)  # fmt: skip
+ICONS = {
+    "This machine": "SP_ComputerIcon",
+    "Model": "SP_FileIcon",
+    "Benchmark": "SP_MediaPlay",
+    "Upgrade": "SP_ArrowUp",
+    "Charts": "SP_FileDialogContentsView",
+    "Compare all devices": "SP_FileDialogDetailedView",
+    "History": "SP_BrowserReload",
+}
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -31,11 +45,14 @@ class MainWindow(QtWidgets.QMainWindow):
         outer.setContentsMargins(8, 8, 8, 8)
         outer.addWidget(banner)
         self.banner = banner
+        self.steps = StepStrip(self.show_page)
+        outer.addWidget(self.steps)
         body = QtWidgets.QHBoxLayout()
         outer.addLayout(body, 1)
 
         self.nav = QtWidgets.QListWidget()
-        self.nav.setFixedWidth(180)
+        self.nav.setFixedWidth(190)
+        self.nav.setIconSize(QtCore.QSize(18, 18))
         self.nav.setSpacing(2)
         font = self.nav.font()
         font.setPointSizeF(font.pointSizeF() * 1.1)
@@ -46,14 +63,17 @@ class MainWindow(QtWidgets.QMainWindow):
         self.bench = BenchPanel(services)
         self.charts = ChartsPanel(services)
         self.compare = ComparePanel(services)
+        self.upgrade = UpgradePanel(services)
         self.history = HistoryPanel(services, export_charts=self.charts.export_all)
-        for name, panel in zip(
-            PAGES,
-            (self.machine, self.model, self.bench, self.charts, self.compare, self.history),
-            strict=True,
-        ):
-            self.nav.addItem(name)
-            if panel in (self.charts, self.compare):
+        panels = (
+            self.machine, self.model, self.bench, self.upgrade, self.charts, self.compare,
+            self.history,
+        )  # fmt: skip
+        style = self.style()
+        for name, panel in zip(PAGES, panels, strict=True):
+            icon = style.standardIcon(getattr(QtWidgets.QStyle.StandardPixmap, ICONS[name]))
+            self.nav.addItem(QtWidgets.QListWidgetItem(icon, name))
+            if panel in (self.charts, self.compare, self.upgrade):
                 # these fill the window and scroll inside (plots, table): no outer scrollbar
                 self.stack.addWidget(panel)
                 continue
@@ -73,6 +93,15 @@ class MainWindow(QtWidgets.QMainWindow):
         self.notices_dialog: NoticesDialog | None = None
 
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
+        self.nav.currentRowChanged.connect(self._update_steps)
+        self.upgrade.full_table_requested.connect(lambda: self.show_page("Compare all devices"))
+        services.state.status_message.connect(self.statusBar().showMessage)
+        for signal in (
+            services.state.machine_changed,
+            services.state.model_changed,
+            services.state.run_changed,
+        ):
+            signal.connect(self._update_steps)
         self.about_action.triggered.connect(self._on_about_triggered)
         self.notices_action.triggered.connect(self._on_notices_triggered)
         self.history.open_requested.connect(self._on_history_open_requested)
@@ -89,7 +118,18 @@ class MainWindow(QtWidgets.QMainWindow):
         self.show_page("Charts")
 
     def _on_bench_run_finished(self, run) -> None:
-        self.statusBar().showMessage(f"Run saved: {run.id}. See Charts and Compare & upgrade.")
+        self.statusBar().showMessage(f"Run saved: {run.id}. The answer is on Upgrade.")
+        self.show_page("Upgrade")
+
+    def _update_steps(self, *_args) -> None:
+        state = self.services.state
+        done = [
+            state.profile is not None,
+            state.model is not None,
+            state.run is not None,
+            self.nav.currentRow() == PAGES.index("Upgrade") or False,
+        ]
+        self.steps.set_state(PAGES[max(0, self.nav.currentRow())], done)
 
     def _on_about_triggered(self) -> None:
         if self.about_dialog is None:
@@ -129,4 +169,5 @@ class MainWindow(QtWidgets.QMainWindow):
             self.qsettings.setValue("window/page", PAGES[self.nav.currentRow()])
         self.services.bench.shutdown()
         self.services.settings.flush()
+        tasks.drop_pending()  # answers still on their way have no window left to land in
         super().closeEvent(event)

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core.catalogue.catalogue import Catalogue
-from advisor.core.infra.errors import AdvisorError
+from advisor.core.infra.atomic import atomic_write_bytes
+from advisor.core.infra.errors import AdvisorError, os_reason
 from advisor.core.infra.paths import AppPaths
 from advisor.core.infra.settings import SettingsStore
 from advisor.core.model.facts import facts_from_shape
@@ -38,6 +39,7 @@ from advisor.usecases.charts import RunCurves, run_curves
 from advisor.usecases.compare import ProjectionTable, projection_table, verdict
 from advisor.usecases.machine import detect_machine
 from advisor.usecases.notices import app_notices
+from advisor.usecases.upgrade import Projected, project_candidates
 
 log = logging.getLogger(__name__)
 
@@ -264,6 +266,30 @@ class AppServices:
             lambda e, d: self.errors.report(f"Export failed ({e}).", d),
         )
 
+    def write_files(
+        self, files: dict[Path, bytes], done_message: str, on_done: Callable[[], None] | None = None
+    ) -> None:
+        """Write files whole (a crash leaves the old file or none, never half of one), off the
+        GUI thread; a failure is one sentence."""
+
+        def work() -> None:
+            for path, data in files.items():
+                atomic_write_bytes(path, data)
+
+        def done(_: object) -> None:
+            self.state.status_message.emit(done_message)
+            if on_done is not None:
+                on_done()
+
+        run_task(
+            work,
+            done,
+            lambda e, d: self.errors.report(
+                f"The file could not be written ({os_reason(e) if isinstance(e, OSError) else e}).",
+                d,
+            ),
+        )
+
     # --- about -------------------------------------------------------------------------
 
     def about(self, qt_versions: tuple[str, str], on_done: Callable[[AboutFacts], None]) -> None:
@@ -352,6 +378,51 @@ class AppServices:
 
         run_task(work, on_done, lambda e, d: self.errors.report(str(e), d))
 
+    def upgrade_projections(
+        self, workload: Workload, include_pro: bool, on_done: Callable[[Projected], None]
+    ) -> None:
+        """The upgrade answer's projections (the slow part) for the current model, machine
+        and run, off the GUI thread; ranking them is cheap and stays on it."""
+        choice, profile = self.state.model, self.state.profile
+        if choice is None or profile is None:
+            return
+        facts, reference, run = choice.facts, self._reference(), self.state.run
+        watts = _measured_decode_watts(run)
+
+        def work() -> Projected:
+            return project_candidates(
+                facts, workload, catalogue=self.catalogue, host=profile.host,
+                reference=reference, this_machine=profile, include_pro=include_pro,
+                measured_watts=watts,
+            )  # fmt: skip
+
+        run_task(
+            work,
+            on_done,
+            lambda e, d: self.errors.report(f"The upgrade answer could not be computed ({e}).", d),
+        )
+
+    def upgrade_verdict(
+        self, target: Target, workload: Workload, on_done: Callable[[Verdict], None]
+    ) -> None:
+        """How the target compares with this machine, workload by workload, in words."""
+        choice, profile = self.state.model, self.state.profile
+        if choice is None or profile is None:
+            return
+        reference = self._reference()
+        source = (
+            Target(reference.device, backend=reference.backend)
+            if reference is not None
+            else Target(profile.device, backend=profile.backend)
+        )
+
+        def work() -> Verdict:
+            return verdict(
+                choice.facts, source, target, workload, host=profile.host, reference=reference
+            )
+
+        run_task(work, on_done, lambda e, d: self.errors.report(str(e), d))
+
     def curves(self, run: RunResult, on_done: Callable[[RunCurves | None], None]) -> None:
         """The Charts page's curves for a run, on the device it was measured on."""
         profile = self.state.profile
@@ -362,3 +433,13 @@ class AppServices:
             on_done,
             lambda e, d: self.errors.report(f"The charts could not be computed ({e}).", d),
         )
+
+
+def _measured_decode_watts(run: RunResult | None) -> float | None:
+    """This machine's power while decoding, where its run measured it (not a TDP estimate)."""
+    if run is None:
+        return None
+    for t in run.tests:
+        if t.kind == "decode" and t.batch == 1 and t.energy_method == "measured":
+            return t.average_w
+    return None

@@ -36,6 +36,7 @@ class AppState(QtCore.QObject):
     model_changed = QtCore.Signal()
     run_changed = QtCore.Signal()
     detection_finished = QtCore.Signal()  # after each detection, whether it worked or not
+    status_message = QtCore.Signal(str)  # a sentence for the status bar (a file was saved)
 
     def __init__(self, parent: QtCore.QObject | None = None):
         super().__init__(parent)

@@ -2,11 +2,19 @@
 
 A slot turns a UI event into one call on a service; the service uses `run_task` for anything
 that touches the disk, a subprocess or a long computation, so the window never freezes.
+
+One long-lived dispatcher object, living on the GUI thread, carries every answer back: no Qt
+object is created in a worker or destroyed across threads (per-task signal objects did, and a
+worker could then wait on Qt's lock while the GUI thread held Python's: a freeze). Once the
+window has closed (`drop_pending`), answers that arrive late are dropped, not delivered to
+widgets that no longer exist.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -15,17 +23,79 @@ from advisor.gui.qt import QtCore
 
 log = logging.getLogger(__name__)
 
+OnResult = Callable[[Any], None]
+OnError = Callable[[BaseException, str], None]
 
-class _Signals(QtCore.QObject):
-    finished = QtCore.Signal(object)
-    failed = QtCore.Signal(object, str)
+
+class _Dispatcher(QtCore.QObject):
+    # Only the task id crosses threads through Qt; the value waits in `_done`. Passing Python
+    # objects through queued `object` signals miscounts references on some PySide6 builds
+    # (seen here: "deallocating None" at exit), an int never does.
+    ready = QtCore.Signal(int)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pending: dict[int, tuple[OnResult, OnError]] = {}
+        self._done: dict[int, tuple[bool, Any, str]] = {}
+        self.ready.connect(self._deliver, QtCore.Qt.ConnectionType.QueuedConnection)
+
+    def register(self, on_result: OnResult, on_error: OnError) -> int:
+        with self._lock:
+            task_id = next(self._ids)
+            self._pending[task_id] = (on_result, on_error)
+        return task_id
+
+    def complete(self, task_id: int, ok: bool, value: Any, details: str = "") -> None:
+        """Called in the worker: park the outcome, wake the GUI thread."""
+        with self._lock:
+            if task_id not in self._pending:
+                return  # dropped: the window closed
+            self._done[task_id] = (ok, value, details)
+        self.ready.emit(task_id)
+
+    def drop_pending(self) -> int:
+        with self._lock:
+            dropped = len(self._pending)
+            self._pending.clear()
+            self._done.clear()
+        return dropped
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+    def _deliver(self, task_id: int) -> None:
+        with self._lock:
+            callbacks = self._pending.pop(task_id, None)
+            outcome = self._done.pop(task_id, None)
+        if callbacks is None or outcome is None:
+            return
+        ok, value, details = outcome
+        if ok:
+            _call_unless_gone(callbacks[0], value)
+        else:
+            _call_unless_gone(callbacks[1], value, details)
+
+
+def _call_unless_gone(fn: Callable[..., None], *args: Any) -> None:
+    try:
+        fn(*args)
+    except RuntimeError as exc:
+        # The widget this answer was for was closed while the work ran (its C++ side is
+        # gone). Nobody is left to show it to; every other error still propagates.
+        if "already deleted" not in str(exc):
+            raise
+        log.debug("answer for a closed widget dropped: %s", exc)
 
 
 class _Task(QtCore.QRunnable):
-    def __init__(self, fn: Callable[[], Any], signals: _Signals):
+    def __init__(self, fn: Callable[[], Any], dispatcher: _Dispatcher, task_id: int):
         super().__init__()
         self.fn = fn
-        self.signals = signals
+        self.dispatcher = dispatcher
+        self.task_id = task_id
         self.setAutoDelete(True)
 
     def run(self) -> None:
@@ -34,35 +104,40 @@ class _Task(QtCore.QRunnable):
                 result = self.fn()
             except Exception as exc:  # delivered to the caller's error slot, never lost
                 log.debug("task failed", exc_info=True)
-                self.signals.failed.emit(exc, traceback.format_exc())
+                self.dispatcher.complete(self.task_id, False, exc, traceback.format_exc())
             else:
-                self.signals.finished.emit(result)
+                self.dispatcher.complete(self.task_id, True, result)
         except RuntimeError:  # the app quit while this ran: nobody is left to tell
             log.debug("task finished after the app closed", exc_info=True)
 
 
-_alive: set[_Signals] = set()
+_dispatcher: _Dispatcher | None = None
+
+
+def dispatcher() -> _Dispatcher:
+    """The one dispatcher, made on the GUI thread at the first call (from a slot or set-up)."""
+    global _dispatcher
+    if _dispatcher is None:
+        app = QtCore.QCoreApplication.instance()
+        if app is not None and QtCore.QThread.currentThread() is not app.thread():
+            raise RuntimeError("run_task must first be called from the GUI thread")
+        _dispatcher = _Dispatcher()
+    return _dispatcher
+
+
+def drop_pending() -> int:
+    """Forget every answer still on its way (the window is closing); how many were dropped."""
+    return _dispatcher.drop_pending() if _dispatcher is not None else 0
 
 
 def run_task(
     fn: Callable[[], Any],
-    on_result: Callable[[Any], None],
-    on_error: Callable[[BaseException, str], None],
+    on_result: OnResult,
+    on_error: OnError,
     pool: QtCore.QThreadPool | None = None,
 ) -> None:
     """Run `fn()` in the thread pool; call `on_result(value)` or `on_error(exc, details)` on
     the GUI thread."""
-    signals = _Signals()
-    _alive.add(signals)
-
-    def done(value: Any) -> None:
-        _alive.discard(signals)
-        on_result(value)
-
-    def failed(exc: BaseException, details: str) -> None:
-        _alive.discard(signals)
-        on_error(exc, details)
-
-    signals.finished.connect(done, QtCore.Qt.ConnectionType.QueuedConnection)
-    signals.failed.connect(failed, QtCore.Qt.ConnectionType.QueuedConnection)
-    (pool or QtCore.QThreadPool.globalInstance()).start(_Task(fn, signals))
+    d = dispatcher()
+    task_id = d.register(on_result, on_error)
+    (pool or QtCore.QThreadPool.globalInstance()).start(_Task(fn, d, task_id))

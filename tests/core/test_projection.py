@@ -435,3 +435,22 @@ def test_spilled_layers_use_the_cpu_share_of_the_measured_ram_bandwidth(cat):
     # the spilled bytes at the CPU backend's share of 60 GB/s are most of each token's time
     assert 1 / p.decode_tps > spilled / (60e9 * cpu_share)
     assert 1 / p.decode_tps < 1.3 * spilled / (60e9 * cpu_share)
+
+
+def test_seed_verdict_says_what_changes_in_seconds(cat, nemo):
+    m4 = cat.resolve("Apple M4 Pro 20-core GPU")
+    ref = Reference(m4, "metal", tg_tps=29.2, pp_tps=284, facts=nemo)
+    v = upgrade_verdict(
+        nemo, Target(m4, backend="metal"), Target(cat.resolve("RTX 4090")), host=HOST,
+        reference=ref,
+    )  # fmt: skip
+    chat = next(g for g in v.gains if g.workload == "chat")
+    summarise = next(g for g in v.gains if g.workload == "summarise")
+    # chat: 500 tokens at 29.2 t/s (plus the prompt) here; faster than anyone reads already
+    assert chat.feel.startswith("Chat: you will hardly notice. You already get 29 tokens/s")
+    assert f"{chat.after_s:.1f} s instead of {chat.before_s:.0f} s" in chat.feel
+    assert 17 < chat.before_s < 19.5  # 300 / 284 + 500 / 29.2
+    # summarise: 20,000 tokens read at about 284 t/s here: over a minute, seconds there
+    assert summarise.feel.startswith("Summarise a document: it answers in ")
+    assert "min" in summarise.feel.split("instead of")[1]
+    assert summarise.before_s > 60 and summarise.after_s < 15

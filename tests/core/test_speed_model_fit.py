@@ -56,5 +56,7 @@ def test_held_out_errors_and_a_refit_reproduce_the_shipped_fit():
     assert model.decode_fit.t_layer == pytest.approx(saved["t_layer_s"])
     shipped = {(k, b, basis): (lo, hi) for k, b, basis, lo, hi in saved["bands"]}
     assert model.bands.keys() == shipped.keys()
+    assert model.decode_fit.ridge.coef == pytest.approx(saved["decode_coef"])
+    assert model.prefill_fit.coef == pytest.approx(saved["prefill_coef"])
     for key, band in model.bands.items():
         assert band == pytest.approx(shipped[key], rel=1e-6)

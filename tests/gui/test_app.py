@@ -10,6 +10,7 @@ import psutil
 import pytest
 
 from advisor.core.runs import config as config_module
+from advisor.gui.main_window import PAGES
 from advisor.gui.qt import QtCore
 from advisor.gui.table_models import DISPLAY, ProjectionTableModel
 
@@ -68,6 +69,15 @@ def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
     # 30-60 ms here while the benchmark spins both of this machine's 2 cores
     assert max(gaps) < 0.100
 
+    # the run ends on the answer, with no further click: a ranked list and a verdict
+    qtbot.waitUntil(lambda: window.nav.currentRow() == PAGES.index("Upgrade"), timeout=5000)
+    qtbot.waitUntil(lambda: window.upgrade.model.rowCount() > 20, timeout=20_000)
+    qtbot.waitUntil(
+        lambda: "Best within your budget" in window.upgrade.answer.text(), timeout=20_000
+    )
+    assert "measured on" in window.upgrade.caption.text()
+    qtbot.waitUntil(lambda: "Chat:" in window.upgrade.answer.text(), timeout=20_000)
+
     # results: the table, the explanation, the charts, the comparison
     assert {t.name for t in run.tests} == {"pp64", "tg16"}
     qtbot.waitUntil(lambda: window.bench.tests_model.rowCount() == 2, timeout=5000)
@@ -80,7 +90,7 @@ def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
     assert len(window.charts.depth_ceiling.getData()[0]) > 10
     assert window.charts.roof_points.getData()[0] is not None
 
-    window.show_page("Compare & upgrade")
+    window.show_page("Compare all devices")
     model = window.compare.model
     qtbot.waitUntil(
         lambda: model.rowCount() > 150 and model.row_object(0).basis == "measured", timeout=20_000
@@ -182,7 +192,7 @@ def test_settings_and_window_state_persist(make_window, qtbot):
     window2, services2 = make_window()
     assert services2.settings.current.bench_preset == "thorough"
     assert window2.bench.thorough.isChecked()
-    assert window2.nav.currentRow() == 5
+    assert window2.nav.currentRow() == PAGES.index("History")
     assert window2.compare.workload.currentData() == "summarise"
 
 
@@ -219,6 +229,7 @@ def test_opening_a_saved_run_fills_every_page(make_window, qtbot):
     assert "With 4 users at once" in text
 
     # a custom workload shaped like the run's tests: the machine's own row gives them back
+    window.show_page("Compare all devices")
     compare = window.compare
     compare.workload.setCurrentIndex(compare.workload.findData("custom"))
     compare.prompt.setValue(0)

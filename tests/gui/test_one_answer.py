@@ -68,6 +68,7 @@ def test_a_run_from_another_machine_gives_the_same_numbers_everywhere(
 
     window, services = make_window()
     services.open_run(run)
+    window.show_page("Compare all devices")
     compare = window.compare
     compare.workload.setCurrentIndex(compare.workload.findData("chat"))
     compare.refresh()

@@ -31,7 +31,7 @@ def test_100_runs_and_the_catalogue_filter_fast(make_window, qtbot, tiny_run, ca
     qtbot.waitUntil(lambda: window.history.model.rowCount() == 100, timeout=10_000)
 
     services.choose_shape("llama-3-8b", "q4_k_m")
-    window.show_page("Compare & upgrade")
+    window.show_page("Compare all devices")
     qtbot.waitUntil(lambda: window.compare.model.rowCount() > 200, timeout=20_000)
 
     timings = {}

@@ -104,9 +104,14 @@ def _rules(path: str) -> tuple[PathRule, ...]:
     return tuple(_rule(r) for r in data["rules"])
 
 
+@cache
+def _default_path() -> str:
+    return str(bundled("device_db") / "backend_paths.json")
+
+
 def backend_path_rules(path: str | Path | None = None) -> tuple[PathRule, ...]:
     """The table's rules in order (cached per file)."""
-    return _rules(str(path or bundled("device_db") / "backend_paths.json"))
+    return _rules(str(path) if path else _default_path())
 
 
 def usable_compute(device: Device, backend: str, quantized: bool) -> UsableCompute:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -46,6 +47,12 @@ class Settings:
     chosen_device_id: str | None = None  # the user's pick when detection could not tell
     compare_targets: tuple[str, ...] = ("nvidia-geforce-rtx-4090", "apple-m4-max-40c")
     theme: str = "system"  # "system" | "light" | "dark"
+    # the upgrade answer: the user's own prices per device id (per card), their electricity
+    # price per kWh, a budget, and whether workstation and datacenter cards are candidates
+    prices_usd: dict[str, float] = field(default_factory=dict)
+    electricity_per_kwh: float = 0.30
+    budget_usd: float | None = None
+    show_pro_devices: bool = False
 
     def with_recent(self, path: str) -> Settings:
         recent = [path, *[p for p in self.recent_models if p != path]][:MAX_RECENT]
@@ -65,6 +72,12 @@ _ALLOWED: dict[str, Callable[[Any], bool]] = {
     "reps": lambda v: 1 <= v <= 100,
     "theme": lambda v: v in ("system", "light", "dark"),
     "recent_models": lambda v: len(v) <= 64,
+    "prices_usd": lambda v: (
+        len(v) <= 2000
+        and all(isinstance(k, str) and 0 < x <= 1e7 and math.isfinite(x) for k, x in v.items())
+    ),
+    "electricity_per_kwh": lambda v: math.isfinite(v) and 0 <= v <= 10,
+    "budget_usd": lambda v: v is None or (math.isfinite(v) and 0 < v <= 1e7),
 }
 
 

@@ -628,14 +628,20 @@ def fit_to_json(model: SpeedModel) -> dict[str, Any]:
         "attention_share": model.attention_share,
         "small_batch_cost": model.small_batch_cost,
         "moe_widening": model.moe_widening,
+        # the fitted shares themselves: the app reads them instead of refitting
+        "decode_coef": model.decode_fit.ridge.coef,
+        "prefill_coef": model.prefill_fit.coef,
     }
 
 
 def model_from_fit(obs: Sequence[Observation], saved: dict[str, Any]) -> SpeedModel:
-    decode = fit_decode(obs, t_layer=dict(saved["t_layer_s"]))
+    decode = DecodeFit(
+        {k: float(v) for k, v in saved["t_layer_s"].items()},
+        E.RidgeFit({k: float(v) for k, v in saved["decode_coef"].items()}),
+    )
     return SpeedModel(
         decode,
-        fit_prefill(obs),
+        E.RidgeFit({k: float(v) for k, v in saved["prefill_coef"].items()}),
         tuple(obs),
         {(k, b, basis): (lo, hi) for k, b, basis, lo, hi in saved["bands"]},
         dict(saved["transfer"]),

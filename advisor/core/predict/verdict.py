@@ -8,6 +8,7 @@ from typing import Any
 
 from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.feel import feel_sentence
 from advisor.core.predict.projection import Target, basis_rank, project
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.speed_model import SpeedModel
@@ -28,6 +29,12 @@ class WorkloadGain:
     # one cannot, "estimate": no compute figure to time the prompt)
     missing: str = ""
     limited_by: str = ""  # what caps decode on the current device: bandwidth, compute, a spill
+    # the waits behind the speed-up, and what a person would notice (feel.py)
+    before_s: float | None = None
+    after_s: float | None = None
+    first_before_s: float | None = None
+    first_after_s: float | None = None
+    feel: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,17 @@ def upgrade_verdict(
             if a.wait_per_day_s and b.wait_per_day_s
             else None
         )
+        feel = feel_sentence(
+            w.label,
+            streamed=w.streamed,
+            before_s=a.request_s,
+            after_s=b.request_s,
+            first_before_s=a.ttft_s or 0.0,
+            first_after_s=b.ttft_s or 0.0,
+            decode_before_tps=a.per_user_tps or 0.0,
+            decode_after_tps=b.per_user_tps or 0.0,
+            target=target.device.name + (f" x{target.count}" if target.count > 1 else ""),
+        )
         gains.append(
             WorkloadGain(
                 w.id,
@@ -92,6 +110,11 @@ def upgrade_verdict(
                 saved,
                 b.fits,
                 limited_by=a.decode_limited_by,
+                before_s=a.request_s,
+                after_s=b.request_s,
+                first_before_s=a.ttft_s,
+                first_after_s=b.ttft_s,
+                feel=feel,
             )
         )
     price = (

@@ -26,6 +26,9 @@ class Workload:
     history_tokens: int = 0
     concurrency: int = 1
     requests_per_day: int = 50
+    # is the answer read as it appears (chat), or waited for as a whole (a summary, an agent's
+    # edit)? Decoding faster than a person reads only counts in the second case
+    streamed: bool = True
 
     def decode_depth_tokens(self) -> int:
         """Average KV-cache depth while the answer is written."""
@@ -65,6 +68,7 @@ PRESETS: dict[str, Workload] = {
             history_tokens=0,
             concurrency=1,
             requests_per_day=20,
+            streamed=False,
         ),
         Workload(
             "long-chat",
@@ -95,6 +99,7 @@ PRESETS: dict[str, Workload] = {
             history_tokens=12_000,
             concurrency=1,
             requests_per_day=300,
+            streamed=False,
         ),
     )
 }

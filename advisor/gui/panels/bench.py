@@ -194,7 +194,10 @@ class BenchPanel(QtWidgets.QWidget):
     def _on_bench_started(self) -> None:
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self.progress.setRange(0, 0)
+        # a determinate bar at 0 until the first progress event: Fusion's indeterminate
+        # animation redraws hundreds of stripes per frame (100-200 ms of the GUI thread here)
+        self.progress.setRange(0, 100)
+        self.progress.setValue(0)
         self.progress.setFormat("starting…")
         self.live.setText(" ")
         self.warning.hide()

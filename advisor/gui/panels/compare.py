@@ -11,7 +11,7 @@ from advisor.core.predict.projection import Projection
 from advisor.core.predict.verdict import Verdict
 from advisor.core.predict.workloads import PRESETS, Workload, custom_workload
 from advisor.gui.panels.charts import MEASURED, PREDICTED, _palette_colours, _plot
-from advisor.gui.qt import QtCore, QtWidgets, pg
+from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
 from advisor.gui.services import AppServices
 from advisor.gui.table_models import OBJECT_ROLE, PinnedFirstRowProxy, ProjectionTableModel
 from advisor.gui.widgets import heading, muted, value_label
@@ -32,7 +32,7 @@ class ComparePanel(QtWidgets.QWidget):
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(16, 16, 16, 16)
         layout.setSpacing(8)
-        layout.addWidget(heading("Compare and upgrade"))
+        layout.addWidget(heading("Compare all devices"))
         self.caption = value_label(
             muted("Choose a model to see what other hardware would do with it.")
         )
@@ -43,6 +43,7 @@ class ComparePanel(QtWidgets.QWidget):
         split.addWidget(self._build_bottom())
         split.setSizes([380, 220])
         layout.addWidget(split, 1)
+        self._stale = True
         self._connect()
 
     def _build_controls(self, workload: str) -> QtWidgets.QHBoxLayout:
@@ -158,7 +159,18 @@ class ComparePanel(QtWidgets.QWidget):
         self.services.settings.update(workload=key)
         self.refresh()
 
+    def showEvent(self, event: QtGui.QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self.refresh()
+
     def refresh(self) -> None:
+        # a hidden page does no work: it projects when it is shown (a benchmark starting or
+        # another page's work never waits on ~250 projections nobody looks at)
+        if not self.isVisible():
+            self._stale = True
+            return
+        self._stale = False
         if self.state.model is None or self.state.profile is None:
             return
         w = self.current_workload()

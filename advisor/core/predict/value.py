@@ -1,0 +1,96 @@
+"""What an upgrade costs and what it buys: prices, energy, the value frontier. Pure arithmetic
+on projections; the catalogue and the user's own prices supply the inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from advisor.core.catalogue.device import Device
+from advisor.core.predict.projection import Projection
+from advisor.core.predict.workloads import Workload
+
+DAYS_PER_MONTH = 30.4
+# a GPU decoding or prefilling draws close to its board power; idle time is not counted
+LOAD_SHARE_OF_TDP = 0.85
+
+
+@dataclass(frozen=True)
+class Price:
+    usd: float
+    kind: str  # "yours" | "used" | "new" | "launch"
+    date: str = ""
+
+    @property
+    def label(self) -> str:
+        if self.kind == "yours":
+            return "your price"
+        if self.kind == "launch":
+            return "launch price"
+        return f"{self.kind}, {self.date}" if self.date else self.kind
+
+
+def price_of(device: Device, count: int, user_prices: Mapping[str, float]) -> Price | None:
+    """The price to compare on: the user's own, else a street price, else the launch price
+    (per card, times the cards)."""
+    count = max(1, count)
+    if device.id in user_prices:
+        return Price(user_prices[device.id] * count, "yours")
+    if device.street_price_usd:
+        return Price(
+            device.street_price_usd * count,
+            device.street_price_kind or "street",
+            device.street_price_date or "",
+        )
+    if device.launch_price_usd:
+        return Price(device.launch_price_usd * count, "launch", str(device.release_year or ""))
+    return None
+
+
+@dataclass(frozen=True)
+class Energy:
+    watts: float
+    method: str  # "measured" (this machine's run) | "TDP estimate"
+    joules_per_token: float | None
+    kwh_per_month: float
+    cost_per_month: float | None  # in the user's currency per kWh; None without a price
+
+
+def energy_of(
+    p: Projection,
+    device: Device,
+    workload: Workload,
+    price_per_kwh: float | None,
+    measured_watts: float | None = None,
+) -> Energy | None:
+    """Power under load and what the workload's requests cost a month: the run's measured
+    watts on the machine it measured, else LOAD_SHARE_OF_TDP of the board power (labelled an
+    estimate); None without either, or without a request time."""
+    if measured_watts:
+        watts, method = measured_watts, "measured"
+    elif device.tdp_w:
+        watts, method = device.tdp_w * max(1, p.count) * LOAD_SHARE_OF_TDP, "TDP estimate"
+    else:
+        return None
+    if not p.request_s:
+        return None
+    tokens_per_s = p.aggregate_tps or p.decode_tps
+    joules_per_token = watts / tokens_per_s if tokens_per_s else None
+    # the machine works for the requests' time; with several users at once they share it
+    busy_s_per_day = p.request_s * workload.requests_per_day / max(1, workload.concurrency)
+    kwh = watts * busy_s_per_day * DAYS_PER_MONTH / 3.6e6
+    cost = kwh * price_per_kwh if price_per_kwh else None
+    return Energy(watts, method, joules_per_token, kwh, cost)
+
+
+def value_frontier(points: Sequence[tuple[float, float]]) -> set[int]:
+    """Indices of (price, speed) points no cheaper-or-equal point matches or beats in speed:
+    the devices worth their price. Ties in price keep only the fastest."""
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], -points[i][1]))
+    best = float("-inf")
+    frontier: set[int] = set()
+    for i in order:
+        if points[i][1] > best:
+            frontier.add(i)
+            best = points[i][1]
+    return frontier

@@ -1,0 +1,529 @@
+"""'Upgrade': the answer a hobbyist reads in ten seconds. Would another device pay off for the
+way they use their model: in seconds per answer, money and energy, ranked within their budget.
+
+The projections are made once per model, workload and run (a worker thread); prices, the
+budget and the electricity price only re-rank them, on the GUI thread, in a few milliseconds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from advisor.core.infra.errors import InputError
+from advisor.core.infra.units import fmt_seconds
+from advisor.core.infra.validate import number
+from advisor.core.predict.feel import READING_TPS
+from advisor.core.predict.verdict import Verdict
+from advisor.core.predict.workloads import PRESETS, Workload
+from advisor.gui.panels.charts import _palette_colours, _plot
+from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
+from advisor.gui.services import AppServices
+from advisor.gui.table_models import BASIS_WORDS, FIT_COLOURS, OBJECT_ROLE, _Table
+from advisor.gui.widgets import heading, muted, value_label
+from advisor.usecases.report_card import CardFacts, report_card_html
+from advisor.usecases.upgrade import Candidate, Projected, Ranking, rank_candidates
+
+MAX_PRICE = 1e7
+
+
+class CandidateTableModel(_Table):
+    """The ranked candidates; the price column is editable (the user's own price)."""
+
+    DEVICE, FITS, ANSWER, FIRST, DECODE, SPEEDUP, PRICE, PER_TPS, POWER, MONTH, BASIS = range(11)
+    HEADERS = (
+        "Device", "Fits", "Per answer", "First token", "Decode t/s", "Speed-up", "Price",
+        "$ per extra t/s", "Power", "Energy / month", "Basis",
+    )  # fmt: skip
+    HEADER_TIPS = (
+        "Green rows are on the value frontier: no cheaper device is faster for this workload.",
+        "Does the model with its KV cache fit? 'partly': some layers run from system RAM.",
+        "Time for one whole answer of this workload: reading the prompt and writing the answer.",
+        "Wait before the first word appears (for many users at once: the last one's wait).",
+        "Writing speed each user sees, tokens per second; hover for the likely range.",
+        "This machine's time per answer divided by this device's.",
+        "Double-click to enter the price you would pay (per card); it is remembered.",
+        "Price divided by the extra decode tokens per second over this machine.",
+        "Power under load: measured on this machine by its run, else from the board power (TDP).",
+        "Electricity for this workload's requests a month, at your price per kWh.",
+        "What the numbers rest on: measured, published, modelled or spec-only.",
+    )
+    NUMERIC = frozenset({ANSWER, FIRST, DECODE, SPEEDUP, PRICE, PER_TPS, POWER, MONTH})
+    price_edited = QtCore.Signal(str, float)  # device id, price per card
+    price_refused = QtCore.Signal(str)
+
+    def display(self, c: Candidate, col: int, row: int) -> str:
+        p = c.projection
+        if col == self.DEVICE:
+            return c.name + ("  ★" if c.on_frontier else "")
+        if col == self.FITS:
+            return {"yes": "yes", "partial": "partly", "no": "no"}.get(p.fits, p.fits)
+        if col == self.BASIS:
+            return p.basis
+        if col == self.PRICE:
+            return f"${c.price.usd:,.0f}" if c.price else "set price"
+        if p.fits == "no" or p.basis == "unsupported" or p.request_s is None:
+            return "—"
+        if col == self.ANSWER:
+            return fmt_seconds(p.request_s)
+        if col == self.FIRST:
+            return fmt_seconds(p.ttft_s)
+        if col == self.DECODE:
+            return f"{p.per_user_tps:,.1f}" if p.per_user_tps else "—"
+        if col == self.SPEEDUP:
+            return f"{c.speedup:.1f}x" if c.speedup else "—"
+        if col == self.PER_TPS:
+            return f"${c.price_per_extra_tps:,.0f}" if c.price_per_extra_tps else "—"
+        if col == self.POWER:
+            if c.energy is None:
+                return "—"
+            return f"{'~' if c.energy.method != 'measured' else ''}{c.energy.watts:,.0f} W"
+        if col == self.MONTH:
+            if c.energy is None or c.energy.cost_per_month is None:
+                return "—"
+            return f"${c.energy.cost_per_month:,.2f}"
+        return ""
+
+    def sort_key(self, c: Candidate, col: int, row: int) -> Any:
+        return row  # the ranking is the order
+
+    def tooltip(self, c: Candidate, col: int) -> str | None:
+        p = c.projection
+        lines = []
+        if col == self.DECODE and p.decode_tps_low:
+            lines.append(
+                f"Likely {p.decode_tps_low:,.1f}–{p.decode_tps_high:,.1f} tokens/s "
+                f"({p.decode_basis or p.basis})."
+            )
+        if col == self.PRICE and c.price is not None:
+            lines.append(f"{c.price.label}. Double-click to set your own price.")
+        if col == self.POWER and c.energy is not None:
+            j = c.energy.joules_per_token
+            lines.append(f"{c.energy.method}; {j:,.2f} J per token." if j else c.energy.method)
+        if col == self.BASIS:
+            lines.append(BASIS_WORDS.get(p.basis, p.basis))
+        lines += list(p.notes)
+        return "\n".join(lines) or None
+
+    def colour(self, c: Candidate, col: int) -> str | None:
+        if col == self.FITS:
+            return FIT_COLOURS.get(c.projection.fits)
+        if col == self.DEVICE and c.on_frontier:
+            return FIT_COLOURS["yes"]
+        if not c.within_budget:
+            return "#8a8a8a"
+        return None
+
+    def flags(self, index: QtCore.QModelIndex) -> QtCore.Qt.ItemFlag:
+        base = super().flags(index)
+        if index.column() == self.PRICE:
+            return base | QtCore.Qt.ItemFlag.ItemIsEditable
+        return base
+
+    def setData(self, index: QtCore.QModelIndex, value: Any, role: int = 2) -> bool:
+        if role != QtCore.Qt.ItemDataRole.EditRole or index.column() != self.PRICE:
+            return False
+        c: Candidate = self.row_object(index.row())
+        text = str(value).strip().replace("$", "").replace(",", "")
+        try:
+            usd = number("The price", text, 0, MAX_PRICE, unit="dollars")
+        except InputError as exc:
+            self.price_refused.emit(str(exc))
+            return False
+        self.price_edited.emit(c.target.device.id, usd / max(1, c.target.count))
+        return True
+
+
+class UpgradePanel(QtWidgets.QWidget):
+    full_table_requested = QtCore.Signal()
+
+    def __init__(self, services: AppServices, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.services = services
+        self.state = services.state
+        self.projected: Projected | None = None
+        self.ranking: Ranking | None = None
+        self.verdict_text = ""
+        self._generation = 0
+        self._verdict_generation = 0
+        self._stale = True
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)
+        layout.setSpacing(8)
+        layout.addWidget(heading("Would an upgrade pay off?"))
+        self.caption = value_label(muted("Choose a model (step 2) to see the answer here."))
+        layout.addWidget(self.caption)
+        layout.addLayout(self._build_controls())
+        self.answer = value_label("")
+        self.answer.setObjectName("answer")
+        self.answer.setStyleSheet(
+            "QLabel#answer { padding: 8px 10px; border-radius: 6px; "
+            "background: palette(alternate-base); }"
+        )
+        layout.addWidget(self.answer)
+        split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        split.addWidget(self._build_table())
+        split.addWidget(self._build_chart())
+        split.setSizes([330, 210])
+        layout.addWidget(split, 1)
+        self._connect()
+
+    # --- building ----------------------------------------------------------------------
+
+    def _build_controls(self) -> QtWidgets.QHBoxLayout:
+        current = self.services.settings.current
+        row = QtWidgets.QHBoxLayout()
+        self.workload = QtWidgets.QComboBox()
+        for w in PRESETS.values():
+            self.workload.addItem(w.label, w.id)
+            self.workload.setItemData(
+                self.workload.count() - 1, w.description, QtCore.Qt.ItemDataRole.ToolTipRole
+            )
+        self.workload.setCurrentIndex(max(0, self.workload.findData(current.workload)))
+        self.budget = QtWidgets.QSpinBox()
+        self.budget.setRange(0, 100_000)
+        self.budget.setSingleStep(100)
+        self.budget.setPrefix("$")
+        self.budget.setSpecialValueText("any budget")
+        self.budget.setGroupSeparatorShown(True)
+        self.budget.setValue(int(current.budget_usd or 0))
+        self.electricity = QtWidgets.QDoubleSpinBox()
+        self.electricity.setRange(0.0, 10.0)
+        self.electricity.setDecimals(2)
+        self.electricity.setSingleStep(0.05)
+        self.electricity.setPrefix("$")
+        self.electricity.setSuffix(" / kWh")
+        self.electricity.setValue(current.electricity_per_kwh)
+        self.pro = QtWidgets.QCheckBox("Workstation and datacenter cards")
+        self.pro.setChecked(current.show_pro_devices)
+        self.report_button = QtWidgets.QPushButton("Save report card…")
+        self.full_button = QtWidgets.QPushButton("Full table ›")
+        for label, widget in (
+            ("Workload", self.workload),
+            ("Budget", self.budget),
+            ("Electricity", self.electricity),
+        ):
+            row.addWidget(QtWidgets.QLabel(label))
+            row.addWidget(widget)
+        row.addWidget(self.pro)
+        row.addStretch(1)
+        row.addWidget(self.report_button)
+        row.addWidget(self.full_button)
+        return row
+
+    def _build_table(self) -> QtWidgets.QTableView:
+        self.model = CandidateTableModel(self)
+        self.table = QtWidgets.QTableView()
+        self.table.setModel(self.model)
+        self.table.verticalHeader().hide()
+        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setResizeContentsPrecision(30)
+        self.table.setEditTriggers(
+            QtWidgets.QAbstractItemView.EditTrigger.DoubleClicked
+            | QtWidgets.QAbstractItemView.EditTrigger.EditKeyPressed
+        )
+        self._sized = False
+        return self.table
+
+    def _build_chart(self) -> pg.PlotWidget:
+        self.chart = _plot("Price against speed", "price (US$)", "answers per hour")
+        self.chart.setMinimumHeight(180)
+        self.points = pg.ScatterPlotItem(size=8, name="candidates")
+        self.frontier = pg.PlotDataItem(name="value frontier (no cheaper device is faster)")
+        self.mine_line = pg.InfiniteLine(angle=0, movable=False, label="this machine")
+        self.chart.addItem(self.points)
+        self.chart.addItem(self.frontier)
+        self.chart.addItem(self.mine_line)
+        return self.chart
+
+    def _connect(self) -> None:
+        self.workload.currentIndexChanged.connect(self._on_workload_changed)
+        self.pro.toggled.connect(self._on_pro_toggled)
+        self.budget.valueChanged.connect(self._on_money_changed)
+        self.electricity.valueChanged.connect(self._on_money_changed)
+        self.model.price_edited.connect(self._on_price_edited)
+        self.model.price_refused.connect(lambda text: self.services.errors.report(text))
+        self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        self.report_button.clicked.connect(self._on_report_clicked)
+        self.full_button.clicked.connect(self.full_table_requested)
+        for signal in (
+            self.state.model_changed,
+            self.state.machine_changed,
+            self.state.run_changed,
+        ):
+            signal.connect(self.refresh)
+
+    # --- the workload and money ----------------------------------------------------------
+
+    def current_workload(self) -> Workload:
+        return PRESETS[self.workload.currentData()]
+
+    def _on_workload_changed(self) -> None:
+        self.services.settings.update(workload=self.workload.currentData())
+        self.refresh()
+
+    def _on_pro_toggled(self, on: bool) -> None:
+        self.services.settings.update(show_pro_devices=on)
+        self.refresh()
+
+    def _on_money_changed(self) -> None:
+        self.services.settings.update(
+            budget_usd=float(self.budget.value()) or None,
+            electricity_per_kwh=float(self.electricity.value()),
+        )
+        self.rerank()
+
+    def _on_price_edited(self, device_id: str, usd: float) -> None:
+        prices = dict(self.services.settings.current.prices_usd)
+        prices[device_id] = usd
+        self.services.settings.update(prices_usd=prices)
+        self.rerank()
+
+    # --- computing -------------------------------------------------------------------------
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Project the candidates again (model, machine, run or workload changed); a hidden
+        page only notes that it must, and does it when shown."""
+        if not self.isVisible():
+            self._stale = True
+            return
+        self._stale = False
+        if self.state.model is None or self.state.profile is None:
+            return
+        self._generation += 1
+        generation = self._generation
+        self.caption.setText(self._caption())
+        self.services.upgrade_projections(
+            self.current_workload(),
+            self.pro.isChecked(),
+            lambda projected: self._on_projected(projected, generation),
+        )
+
+    def _on_projected(self, projected: Projected, generation: int) -> None:
+        if generation != self._generation:  # an older request finished late
+            return
+        self.projected = projected
+        self.rerank()
+
+    def rerank(self) -> None:
+        """Prices, budget and energy on the projections we have: milliseconds."""
+        if self.projected is None:
+            return
+        current = self.services.settings.current
+        self.ranking = rank_candidates(
+            self.projected,
+            prices=current.prices_usd,
+            price_per_kwh=current.electricity_per_kwh,
+            budget_usd=current.budget_usd,
+        )
+        self.model.set_rows(list(self.ranking.candidates))
+        if not self._sized and self.ranking.candidates:
+            self._sized = True
+            self.table.resizeColumnsToContents()
+            header = self.table.horizontalHeader()
+            header.resizeSection(0, min(header.sectionSize(0), 230))
+        self._draw_chart()
+        best = self.pick()
+        if best is not None:
+            self.table.selectRow(self.ranking.candidates.index(best))
+        else:
+            self.answer.setText(self._summary(None, None))
+
+    def pick(self) -> Candidate | None:
+        """The recommendation: the fastest candidate within budget that fits."""
+        if self.ranking is None:
+            return None
+        for c in self.ranking.candidates:
+            if c.within_budget and c.projection.fits == "yes" and c.projection.request_s:
+                return c
+        return None
+
+    def _on_selection_changed(self, *_args) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows or self.ranking is None:
+            return
+        chosen: Candidate = self.model.index(rows[0].row(), 0).data(OBJECT_ROLE)
+        self.answer.setText(self._summary(chosen, None))
+        self._verdict_generation += 1
+        generation = self._verdict_generation
+        self.services.upgrade_verdict(
+            chosen.target,
+            self.current_workload(),
+            lambda v: (
+                self._on_verdict(chosen, v) if generation == self._verdict_generation else None
+            ),
+        )
+
+    def _on_verdict(self, chosen: Candidate, v: Verdict) -> None:
+        self.answer.setText(self._summary(chosen, v))
+
+    # --- words -------------------------------------------------------------------------
+
+    def _caption(self) -> str:
+        choice, profile, run = self.state.model, self.state.profile, self.state.run
+        assert choice is not None and profile is not None
+        if run is not None:
+            tg = next((t for t in run.tests if t.kind == "decode" and t.batch == 1), None)
+            pp = next((t for t in run.tests if t.kind == "prefill"), None)
+            measured = ", ".join(
+                x
+                for x in (
+                    f"{tg.tokens_per_s:,.1f} tokens/s writing" if tg else "",
+                    f"{pp.tokens_per_s:,.0f} tokens/s reading" if pp else "",
+                )
+                if x
+            )
+            base = f"measured on {run.device_name}: {measured}"
+        else:
+            base = "predicted (run a benchmark, step 3, to measure this machine)"
+        return f"<b>{choice.label}</b> on <b>{profile.name}</b>, {base}."
+
+    def _summary(self, chosen: Candidate | None, v: Verdict | None) -> str:
+        _, foreground = _palette_colours()
+        mine = self.ranking.mine if self.ranking else None
+        if chosen is None:
+            return muted(
+                "Nothing fits within this budget: raise the budget, or choose a smaller "
+                "quantisation of the model (Model page)."
+            )
+        w = self.current_workload()
+        lead = "Best within your budget" if chosen is self.pick() else "Selected"
+        price = f" ({chosen.price.label} ${chosen.price.usd:,.0f})" if chosen.price else ""
+        head = f"<b>{lead}: {chosen.name}</b>{price}"
+        lines = []
+        if v is not None:
+            focus = next((g for g in v.gains if g.workload == w.id), None)
+            chat = next((g for g in v.gains if g.workload == "chat"), None)
+            summarise = next((g for g in v.gains if g.workload == "summarise"), None)
+            for g in dict.fromkeys(x for x in (focus, chat, summarise) if x is not None):
+                lines.append(g.feel or f"{g.label}: {_why_not(g.missing)}")
+        elif mine is not None and chosen.speedup:
+            lines.append(
+                f"{w.label}: {fmt_seconds(chosen.projection.request_s)} per answer instead of "
+                f"{fmt_seconds(mine.request_s)}."
+            )
+        energy = ""
+        if chosen.energy is not None and chosen.energy.cost_per_month is not None:
+            energy = (
+                f" Electricity for this workload: about ${chosen.energy.cost_per_month:,.2f} a "
+                f"month ({chosen.energy.method})."
+            )
+        basis = muted(
+            f"Basis: {chosen.projection.basis}. Reading speed is about {READING_TPS:.0f} "
+            "tokens/s: faster writing than that is not felt in chat."
+        )
+        body = "".join(f"<br>{line}" for line in lines)
+        return f"<span style='color:{foreground.name()}'>{head}{body}{energy}</span><br>{basis}"
+
+    # --- the chart ---------------------------------------------------------------------
+
+    def _draw_chart(self) -> None:
+        assert self.ranking is not None
+        fit = [
+            c
+            for c in self.ranking.candidates
+            if c.price and c.projection.request_s and c.projection.fits != "no"
+        ]
+        x = np.array([c.price.usd for c in fit], dtype=float)  # type: ignore[union-attr]
+        y = np.array([3600.0 / c.projection.request_s for c in fit], dtype=float)  # type: ignore[operator]
+        brushes = [pg.mkBrush(FIT_COLOURS["yes"] if c.on_frontier else "#9aa0a6") for c in fit]
+        self.points.setData(x=x, y=y, brush=brushes, data=[c.name for c in fit])
+        on = sorted((c for c in fit if c.on_frontier), key=lambda c: c.price.usd)  # type: ignore[union-attr]
+        self.frontier.setData(
+            [c.price.usd for c in on],  # type: ignore[union-attr]
+            [3600.0 / c.projection.request_s for c in on],  # type: ignore[operator]
+            pen=pg.mkPen(FIT_COLOURS["yes"], width=2),
+        )
+        mine = self.ranking.mine
+        if mine is not None and mine.request_s:
+            self.mine_line.setPos(3600.0 / mine.request_s)
+            self.mine_line.show()
+        else:
+            self.mine_line.hide()
+
+    def chart_png(self) -> bytes:
+        image = self.chart.grab().toImage()
+        buffer = QtCore.QBuffer()
+        buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+        image.save(buffer, "PNG")
+        return bytes(buffer.data())
+
+    # --- the report card -----------------------------------------------------------------
+
+    def _on_report_clicked(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self, "Save report card", str(Path.home() / "llm-report-card.html"), "HTML (*.html)"
+        )
+        if path:
+            self.save_report_card(path)
+
+    def card_facts(self) -> CardFacts:
+        choice, profile = self.state.model, self.state.profile
+        candidates = self.ranking.candidates if self.ranking else ()
+        text = QtGui.QTextDocumentFragment.fromHtml(self.answer.text()).toPlainText()
+        return CardFacts(
+            machine=profile.name if profile else "this machine",
+            model=choice.label if choice else "",
+            workload=self.current_workload().label,
+            run=self.state.run,
+            candidates=candidates,
+            verdict_lines=[line for line in text.splitlines() if line.strip()],
+        )
+
+    def save_report_card(self, path: str) -> tuple[Path, Path]:
+        """Write NAME.html (self-contained) and NAME.png beside it; both paths."""
+        html_path = Path(path).with_suffix(".html")
+        png_path = html_path.with_suffix(".png")
+        chart = self.chart_png()
+        document = report_card_html(self.card_facts(), chart)
+        png = _render_png(report_card_html(self.card_facts()), chart)
+        self.services.write_files(
+            {html_path: document.encode("utf-8"), png_path: png},
+            f"Report card saved: {html_path.name} and {png_path.name}.",
+        )
+        return html_path, png_path
+
+
+def _why_not(missing: str) -> str:
+    return {
+        "target": "the model does not fit it",
+        "source": "this machine cannot run the model",
+        "estimate": "no estimate (no compute figure)",
+    }.get(missing, "no estimate")
+
+
+def _render_png(html_without_chart: str, chart_png: bytes, width: int = 900) -> bytes:
+    """The card's HTML drawn to a PNG (light background, as it would print), chart below."""
+    doc = QtGui.QTextDocument()
+    doc.setDefaultStyleSheet("td.n{text-align:right} .muted{color:#666}")
+    doc.setHtml(html_without_chart)
+    doc.setTextWidth(width - 40)
+    chart = QtGui.QImage.fromData(chart_png, "PNG")
+    if not chart.isNull() and chart.width() > width - 40:
+        chart = chart.scaledToWidth(width - 40, QtCore.Qt.TransformationMode.SmoothTransformation)
+    height = int(doc.size().height()) + (chart.height() + 20 if not chart.isNull() else 0) + 40
+    image = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32)
+    image.fill(QtGui.QColor("white"))
+    painter = QtGui.QPainter(image)
+    painter.translate(20, 20)
+    context = QtGui.QAbstractTextDocumentLayout.PaintContext()
+    context.palette.setColor(QtGui.QPalette.ColorRole.Text, QtGui.QColor("#1d1d1f"))
+    doc.documentLayout().draw(painter, context)
+    if not chart.isNull():
+        painter.drawImage(0, int(doc.size().height()) + 10, chart)
+    painter.end()
+    buffer = QtCore.QBuffer()
+    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")
+    return bytes(buffer.data())

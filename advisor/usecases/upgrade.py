@@ -1,0 +1,176 @@
+"""The upgrade answer: the devices a hobbyist would buy, ranked for their model and workload,
+with price, energy, the value frontier and what they would notice.
+
+Two steps, so the app stays responsive: `project_candidates` runs the projections (tens of
+milliseconds per device: a worker thread), `rank_candidates` adds prices, budget, energy and the
+frontier to them (microseconds per device: on every keystroke in a price field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from advisor.core.catalogue.catalogue import Catalogue
+from advisor.core.catalogue.device import Device
+from advisor.core.hardware.profile import Host, MachineProfile
+from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.projection import Projection, Target, basis_rank
+from advisor.core.predict.reference import Reference
+from advisor.core.predict.value import Energy, Price, energy_of, price_of, value_frontier
+from advisor.core.predict.workloads import Workload
+from advisor.usecases.compare import projection_table
+
+# what a hobbyist buys by default: current and last-generation consumer cards, Apple machines,
+# unified-memory boxes; datacenter and workstation cards are behind a toggle
+HOBBY_CLASSES = frozenset({"nvidia_consumer", "amd_consumer", "intel_arc", "apple_soc", "amd_apu"})
+PRO_CLASSES = frozenset(
+    {"nvidia_workstation", "nvidia_datacenter", "amd_workstation", "amd_datacenter"}
+)
+FIRST_YEAR = 2020  # RTX 30 / RX 6000 / Apple M1 and later
+# bought used, or boxes that sell as one: candidates whatever their class
+ALSO = ("nvidia-tesla-p40", "nvidia-dgx-spark-gb10")
+TWO_CARDS = ("nvidia-geforce-rtx-3090", "nvidia-tesla-p40", "amd-radeon-rx-7900-xtx")
+
+
+def candidate_targets(catalogue: Catalogue, include_pro: bool = False) -> list[Target]:
+    """The devices the answer ranks: the hobbyist set (and pro cards when asked), plus two-card
+    setups people build from used cards."""
+    out: list[Target] = []
+    for d in catalogue:
+        hobby = d.device_class in HOBBY_CLASSES and (d.release_year or 0) >= FIRST_YEAR
+        if hobby or d.id in ALSO or (include_pro and d.device_class in PRO_CLASSES):
+            out.append(Target(d))
+    for device_id in TWO_CARDS:
+        d = catalogue.by_id(device_id)
+        if d is not None:
+            out.append(Target(d, count=2))
+    return out
+
+
+@dataclass(frozen=True)
+class Projected:
+    """The projections behind an answer (the slow part, made once per model/workload/run)."""
+
+    facts: ModelFacts
+    workload: Workload
+    mine: Projection | None  # this machine
+    mine_device: Device | None
+    measured_watts: float | None  # this machine's decode power, from the run, where measured
+    candidates: tuple[tuple[Target, Projection], ...]
+
+
+def project_candidates(
+    facts: ModelFacts,
+    workload: Workload,
+    *,
+    catalogue: Catalogue,
+    host: Host,
+    reference: Reference | None,
+    this_machine: MachineProfile | None,
+    include_pro: bool = False,
+    measured_watts: float | None = None,
+) -> Projected:
+    targets = candidate_targets(catalogue, include_pro)
+    table = projection_table(
+        facts, workload, catalogue=catalogue, host=host, reference=reference, targets=targets,
+        this_machine=this_machine,
+    )  # fmt: skip
+    rows = table.projections
+    mine = rows[0] if table.this_machine_id is not None else None
+    others = rows[1:] if mine is not None else rows
+    mine_device = None
+    if this_machine is not None:
+        mine_device = reference.device if reference is not None else this_machine.device
+    pairs = []
+    by_key = {(t.device.id, t.count): t for t in targets}
+    for p in others:
+        target = by_key.get((p.device_id, p.count))
+        if target is not None:
+            pairs.append((target, p))
+    return Projected(facts, workload, mine, mine_device, measured_watts, tuple(pairs))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    target: Target
+    projection: Projection
+    price: Price | None
+    energy: Energy | None
+    speedup: float | None  # this machine's time per answer / this device's
+    seconds_saved: float | None  # per answer
+    price_per_extra_tps: float | None  # price / (decode per user here - this machine's)
+    within_budget: bool
+    on_frontier: bool
+
+    @property
+    def name(self) -> str:
+        return self.projection.device
+
+
+@dataclass(frozen=True)
+class Ranking:
+    mine: Projection | None
+    mine_energy: Energy | None
+    candidates: tuple[Candidate, ...]  # fitting ones first, then by time per answer
+
+
+def _speed(p: Projection) -> float:
+    """What the ranking and the frontier compare: answers per hour for this workload."""
+    return 3600.0 / p.request_s if p.request_s else 0.0
+
+
+def rank_candidates(
+    projected: Projected,
+    *,
+    prices: Mapping[str, float],
+    price_per_kwh: float | None,
+    budget_usd: float | None,
+) -> Ranking:
+    """Prices, energy, budget and the value frontier on top of the projections (cheap)."""
+    mine = projected.mine
+    w = projected.workload
+    mine_energy = (
+        energy_of(mine, projected.mine_device, w, price_per_kwh, projected.measured_watts)
+        if mine is not None and projected.mine_device is not None
+        else None
+    )
+    rows: list[Candidate] = []
+    for target, p in projected.candidates:
+        price = price_of(target.device, target.count, prices)
+        energy = energy_of(p, target.device, w, price_per_kwh)
+        speedup = saved = per_tps = None
+        if mine is not None and mine.request_s and p.request_s:
+            speedup = mine.request_s / p.request_s
+            saved = mine.request_s - p.request_s
+        if mine is not None and price and p.per_user_tps and mine.per_user_tps:
+            extra = p.per_user_tps - mine.per_user_tps
+            per_tps = price.usd / extra if extra > 0 else None
+        within = budget_usd is None or (price is not None and price.usd <= budget_usd)
+        rows.append(Candidate(target, p, price, energy, speedup, saved, per_tps, within, False))
+    priced = [
+        i
+        for i, c in enumerate(rows)
+        if c.price is not None and c.projection.fits != "no" and c.projection.request_s
+    ]
+    frontier = value_frontier([(rows[i].price.usd, _speed(rows[i].projection)) for i in priced])  # type: ignore[union-attr]
+    for k in frontier:
+        rows[priced[k]] = replace(rows[priced[k]], on_frontier=True)
+    rows.sort(key=_order)
+    return Ranking(mine, mine_energy, tuple(rows))
+
+
+def _order(c: Candidate) -> tuple:
+    fits = {"yes": 0, "partial": 1, "no": 2}.get(c.projection.fits, 3)
+    usable = c.projection.request_s is not None and c.projection.basis != "unsupported"
+    return (
+        not c.within_budget,
+        fits,
+        not usable,
+        c.projection.request_s or float("inf"),
+        c.price.usd if c.price else float("inf"),
+    )
+
+
+def weakest_basis(candidates: Sequence[Candidate]) -> str:
+    return min((c.projection.basis for c in candidates), key=basis_rank, default="spec-only")

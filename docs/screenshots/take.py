@@ -1,0 +1,95 @@
+"""Screenshots of every page of the real app window at 1280x800, light and dark.
+
+    .venv/bin/python docs/screenshots/take.py          # docs/screenshots/<page>-<theme>.png
+
+The window is the app's own (build_window, this machine's real detection, the real history of
+a scratch ADVISOR_HOME with one real benchmark in it: made with `advisor bench` first when
+there is none). Each theme runs in its own process, as the app picks its palette at start-up.
+Pages are switched the way the navigation does it and grabbed once their work has finished.
+Runs on a virtual screen (QT_QPA_PLATFORM=offscreen by default; xcb under Xvfb works too).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+OUT = Path(os.environ.get("OUT", Path(__file__).parent))
+HOME = Path(os.environ.get("ADVISOR_SHOT_HOME", "/tmp/advisor-shots-home"))
+SHOTS = {
+    "machine": "This machine",
+    "model": "Model",
+    "benchmark": "Benchmark",
+    "upgrade": "Upgrade",
+    "charts": "Charts",
+    "compare": "Compare all devices",
+    "history": "History",
+}
+
+
+def ensure_runs() -> None:
+    if list((HOME / "data" / "runs").glob("*.json")):
+        return
+    env = {**os.environ, "ADVISOR_HOME": str(HOME)}
+    for args in (
+        ["--synthetic", "qwen2.5-0.5b:q4_0", "--pp", "512", "--tg", "128", "--reps", "2"],
+        ["--synthetic", "llama-3.2-1b:q4_0", "--pp", "512", "--tg", "128", "--depth", "0,4096",
+         "--batch", "1,4", "--reps", "2"],
+    ):  # fmt: skip
+        subprocess.run([sys.executable, "-m", "advisor", "bench", *args, "--quiet"], env=env,
+                       check=True)  # fmt: skip
+
+
+def wait(app, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def shoot(theme: str) -> None:
+    os.environ["ADVISOR_HOME"] = str(HOME)
+    os.environ["ADVISOR_THEME"] = theme
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from advisor.core.infra.paths import app_paths
+    from advisor.gui.app import build_window
+    from advisor.gui.qt import QtCore, QtWidgets
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
+    window, services = build_window(app_paths(), app)
+    window.resize(1280, 800)
+    window.show()
+    services.detect()
+    window.history.reload()
+
+    def resume(runs: list) -> None:
+        if runs:
+            services.open_run(runs[0])
+
+    window.history.loaded.connect(resume)
+    wait(app, 12)  # detection (cached after the first), the newest run reopened, projections
+    for name, page in SHOTS.items():
+        window.show_page(page)
+        if page == "Compare all devices":
+            window.compare.filter.setText("RTX 40")
+            wait(app, 2)
+            table = window.compare.table
+            table.selectRow(1)
+            flags = QtCore.QItemSelectionModel.SelectionFlag
+            table.selectionModel().select(table.model().index(2, 0), flags.Select | flags.Rows)
+        wait(app, 4)
+        window.grab().save(str(OUT / f"{name}-{theme}.png"))
+    services.bench.shutdown()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        shoot(sys.argv[1])
+    else:
+        ensure_runs()
+        for theme in ("light", "dark"):
+            subprocess.run([sys.executable, __file__, theme], check=True)
+        print(f"screenshots in {OUT}")

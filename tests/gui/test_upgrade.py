@@ -1,0 +1,101 @@
+"""The upgrade answer page: ranked candidates, editable prices that survive a restart, the pro
+toggle, two-card setups, the report card."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from advisor.gui.panels.upgrade import CandidateTableModel
+from advisor.gui.qt import QtCore
+from advisor.gui.table_models import DISPLAY
+
+MODEL = ("llama-3.1-8b", "q4_k_m")
+
+
+def _ready(window, qtbot, services):
+    services.choose_shape(*MODEL)
+    window.show_page("Upgrade")
+    qtbot.waitUntil(lambda: window.upgrade.model.rowCount() > 20, timeout=20_000)
+    return window.upgrade
+
+
+def _names(panel) -> list[str]:
+    return [c.name for c in panel.ranking.candidates]
+
+
+def test_ranked_candidates_with_two_cards_and_a_verdict(make_window, qtbot):
+    window, services = make_window()
+    panel = _ready(window, qtbot, services)
+    names = _names(panel)
+    assert "GeForce RTX 3090 x2" in names
+    assert not any("H100" in n or "MI300" in n for n in names)  # pro cards are behind a toggle
+    fitting = [c for c in panel.ranking.candidates if c.projection.fits == "yes"]
+    times = [c.projection.request_s for c in fitting]
+    assert times == sorted(times)  # fastest first within the budget
+    qtbot.waitUntil(lambda: "Best within your budget" in panel.answer.text(), timeout=10_000)
+    assert any(c.on_frontier for c in panel.ranking.candidates)
+
+
+def test_the_pro_toggle_adds_datacenter_cards(make_window, qtbot):
+    window, services = make_window()
+    panel = _ready(window, qtbot, services)
+    before = len(panel.ranking.candidates)
+    panel.pro.setChecked(True)
+    qtbot.waitUntil(lambda: any("H100" in n for n in _names(panel)), timeout=20_000)
+    assert len(panel.ranking.candidates) > before
+    assert services.settings.current.show_pro_devices
+
+
+def test_a_price_edit_reorders_and_survives_a_restart(make_window, qtbot):
+    window, services = make_window()
+    panel = _ready(window, qtbot, services)
+    panel.budget.setValue(500)
+    qtbot.waitUntil(lambda: panel.ranking.candidates[0].within_budget, timeout=5000)
+    out = next(c for c in panel.ranking.candidates if c.name == "GeForce RTX 4090")
+    assert not out.within_budget
+    row = panel.ranking.candidates.index(out)
+    index = panel.model.index(row, CandidateTableModel.PRICE)
+    assert panel.model.setData(index, "$450", QtCore.Qt.ItemDataRole.EditRole)
+    top = panel.ranking.candidates[0]
+    assert top.name == "GeForce RTX 4090" and top.within_budget  # now in budget, and fastest
+    assert panel.model.index(0, CandidateTableModel.PRICE).data(DISPLAY) == "$450"
+    services.settings.flush()
+    assert services.settings.current.prices_usd["nvidia-geforce-rtx-4090"] == 450
+    # a bad price is one sentence, nothing changes
+    assert not panel.model.setData(index, "-3", QtCore.Qt.ItemDataRole.EditRole)
+    qtbot.waitUntil(window.banner.isVisible, timeout=3000)
+    assert "The price takes a number" in window.banner.message.text()
+    window.close()
+
+    again, services2 = make_window()
+    panel2 = _ready(again, qtbot, services2)
+    assert panel2.budget.value() == 500
+    assert panel2.ranking.candidates[0].name == "GeForce RTX 4090"
+
+
+def test_report_card_png_and_html_without_outside_links(make_window, qtbot, tmp_path):
+    from advisor.gui.qt import QtGui
+
+    window, services = make_window()
+    panel = _ready(window, qtbot, services)
+    qtbot.waitUntil(lambda: "Best within" in panel.answer.text(), timeout=10_000)
+    with qtbot.waitSignal(services.state.status_message, timeout=10_000):
+        html_path, png_path = panel.save_report_card(str(tmp_path / "card"))
+    text = html_path.read_text(encoding="utf-8")
+    assert "Would an upgrade pay off?" in text and "data:image/png;base64," in text
+    assert not re.search(r"(src|href)\s*=\s*['\"]?(https?:|//)", text)
+    assert "<script" not in text.lower()
+    image = QtGui.QImage(str(png_path))
+    assert not image.isNull() and image.width() == 900 and image.height() > 300
+
+
+@pytest.mark.parametrize("workload", ["summarise"])
+def test_changing_the_workload_reprojects(make_window, qtbot, workload):
+    window, services = make_window()
+    panel = _ready(window, qtbot, services)
+    first = panel.projected
+    panel.workload.setCurrentIndex(panel.workload.findData(workload))
+    qtbot.waitUntil(lambda: panel.projected is not first, timeout=20_000)
+    assert panel.projected.workload.id == workload
