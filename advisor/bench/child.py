@@ -139,5 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         return run_main()
     if command == "backend":
         return backend_main()
+    if command == "tokenize" and len(args) == 2:
+        from advisor.bench.tokenize import tokenize_main
+
+        return tokenize_main(args[1])
     print(f"unknown child command {command!r}", file=sys.stderr)
     return 2

@@ -28,11 +28,11 @@ CANCEL_GRACE_S = 2.0
 DEFAULT_WATCHDOG_S = 300.0
 
 
-def child_command(command: str = "run") -> list[str]:
+def child_command(command: str = "run", *args: str) -> list[str]:
     """How to start the child: the frozen app re-runs itself, a source install runs -m."""
     if getattr(sys, "frozen", False):
-        return [sys.executable, "--bench-child", command]
-    return [sys.executable, "-m", "advisor.bench", command]
+        return [sys.executable, "--bench-child", command, *args]
+    return [sys.executable, "-m", "advisor.bench", command, *args]
 
 
 def _popen_kwargs() -> dict[str, Any]:

@@ -13,7 +13,17 @@ from collections.abc import Callable, Sequence
 
 from advisor.core.infra.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, AdvisorError
 
-COMMANDS = ("detect", "inspect", "shapes", "devices", "synth", "project", "bench", "fits")
+COMMANDS = (
+    "detect",
+    "inspect",
+    "shapes",
+    "devices",
+    "synth",
+    "project",
+    "bench",
+    "fits",
+    "workload",
+)
 
 
 def _command(name: str) -> Callable[..., object]:

@@ -67,7 +67,30 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--workload", help="chat (default), summarise, long-chat, many-users, ...")
     for name in ("prompt", "answer", "depth", "concurrency"):
         f.add_argument(f"--{name}", help=argparse.SUPPRESS)
+    _workload_parser(sub.add_parser("workload", help="import your own traffic; size for it"), js)
     return p
+
+
+def _workload_parser(w: argparse.ArgumentParser, js: argparse.ArgumentParser) -> None:
+    ws = w.add_subparsers(dest="workload_command", parser_class=Parser)
+    i = ws.add_parser("import", parents=[js], help="a chat export or server log as a workload")
+    i.add_argument("file", help="llama-server log, OpenAI-style JSONL, ChatGPT / Open WebUI / "
+                   "LM Studio export")  # fmt: skip
+    i.add_argument("--name", help="save it under this name (default: the file's name)")
+    i.add_argument("--format", help="the file's format, when detection should be overruled")
+    i.add_argument("--model", help="a .gguf file: count tokens with its own tokenizer")
+    ws.add_parser("list", parents=[js], help="the saved workloads")
+    d = ws.add_parser("delete", parents=[js], help="forget a saved workload")
+    d.add_argument("name")
+    z = ws.add_parser("size", parents=[js], help="how many cards serve a workload's peak")
+    z.add_argument("name", help="a saved workload or a preset")
+    z.add_argument("--device", help="the card to count (e.g. 'RTX 4090')")
+    z.add_argument("--model", help="a .gguf file (its header is read)")
+    z.add_argument("--shape", help="a built-in shape (default llama-3.1-8b)")
+    z.add_argument("--quant", help="quantisation of the shape (default q4_k_m)")
+    z.add_argument("--ttft", help="95th-percentile time to first token, seconds (default 2)")
+    z.add_argument("--min-tps", help="decode tokens/s each user needs (default 10)")
+    z.add_argument("--peak", help="people at once to size for (default: the workload's peak)")
 
 
 def _project_parser(j: argparse.ArgumentParser) -> None:

@@ -68,6 +68,7 @@ def build_window(
         errors.report(services.settings.notice)
     # after the first paint: fitting while the window builds would slow the start-up
     QtCore.QTimer.singleShot(1000, services.warm_up)
+    QtCore.QTimer.singleShot(0, services.load_workloads)
     return window, services
 
 

@@ -13,18 +13,21 @@ from advisor.gui.panels.history import HistoryPanel
 from advisor.gui.panels.machine import MachinePanel
 from advisor.gui.panels.model import ModelPanel
 from advisor.gui.panels.upgrade import UpgradePanel
+from advisor.gui.panels.workload import WorkloadPanel
 from advisor.gui.qt import QtCore, QtGui, QtWidgets
 from advisor.gui.services import AppServices
 from advisor.gui.steps import StepStrip
 
 PAGES = (
-    "This machine", "Model", "Benchmark", "Upgrade", "Charts", "Compare all devices", "History",
+    "This machine", "Model", "Benchmark", "Upgrade", "Your workload", "Charts",
+    "Compare all devices", "History",
 )  # fmt: skip
 ICONS = {
     "This machine": "SP_ComputerIcon",
     "Model": "SP_FileIcon",
     "Benchmark": "SP_MediaPlay",
     "Upgrade": "SP_ArrowUp",
+    "Your workload": "SP_DialogOpenButton",
     "Charts": "SP_FileDialogContentsView",
     "Compare all devices": "SP_FileDialogDetailedView",
     "History": "SP_BrowserReload",
@@ -64,10 +67,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.charts = ChartsPanel(services)
         self.compare = ComparePanel(services)
         self.upgrade = UpgradePanel(services)
+        self.workload = WorkloadPanel(services)
         self.history = HistoryPanel(services, export_charts=self.charts.export_all)
         panels = (
-            self.machine, self.model, self.bench, self.upgrade, self.charts, self.compare,
-            self.history,
+            self.machine, self.model, self.bench, self.upgrade, self.workload, self.charts,
+            self.compare, self.history,
         )  # fmt: skip
         style = self.style()
         for name, panel in zip(PAGES, panels, strict=True):

@@ -12,6 +12,7 @@ from advisor.core.hardware.model import HardwareReport
 from advisor.core.hardware.profile import MachineProfile
 from advisor.core.model.facts import ModelFacts
 from advisor.core.runs.results import RunResult
+from advisor.core.traffic import SavedWorkload
 from advisor.gui.qt import QtCore
 
 
@@ -37,6 +38,7 @@ class AppState(QtCore.QObject):
     run_changed = QtCore.Signal()
     detection_finished = QtCore.Signal()  # after each detection, whether it worked or not
     status_message = QtCore.Signal(str)  # a sentence for the status bar (a file was saved)
+    workloads_changed = QtCore.Signal()  # the saved (imported) workloads
 
     def __init__(self, parent: QtCore.QObject | None = None):
         super().__init__(parent)
@@ -44,6 +46,7 @@ class AppState(QtCore.QObject):
         self.profile: MachineProfile | None = None
         self.model: ModelChoice | None = None
         self.run: RunResult | None = None
+        self.saved_workloads: dict[str, SavedWorkload] = {}
 
     def set_machine(self, report: HardwareReport, profile: MachineProfile) -> None:
         self.report, self.profile = report, profile
@@ -56,3 +59,7 @@ class AppState(QtCore.QObject):
     def set_run(self, run: RunResult | None) -> None:
         self.run = run
         self.run_changed.emit()
+
+    def set_saved_workloads(self, saved: dict[str, SavedWorkload]) -> None:
+        self.saved_workloads = dict(saved)
+        self.workloads_changed.emit()

@@ -141,3 +141,23 @@ def run_task(
     d = dispatcher()
     task_id = d.register(on_result, on_error)
     (pool or QtCore.QThreadPool.globalInstance()).start(_Task(fn, d, task_id))
+
+
+class ProgressRelay(QtCore.QObject):
+    """Progress from a worker to the GUI thread as a share in thousandths (an int: nothing but
+    an int crosses threads through Qt). `report(done, total)` is safe to call from a worker."""
+
+    changed = QtCore.Signal(int)
+
+    def __init__(self, parent: QtCore.QObject | None = None) -> None:
+        super().__init__(parent)
+        self._last = -1
+
+    def report(self, done: int, total: int) -> None:
+        permille = 1000 if total <= 0 else max(0, min(1000, int(done * 1000 / total)))
+        if permille != self._last:
+            self._last = permille
+            self.changed.emit(permille)
+
+    def reset(self) -> None:
+        self._last = -1

@@ -33,6 +33,7 @@ from advisor.usecases.reference import (
     reference_for_run,
     reference_from_speeds,
 )
+from advisor.usecases.workloads import resolve_workload
 
 MAX_CARDS = 16
 MAX_CONTEXT = 10_000_000
@@ -53,7 +54,7 @@ def workload_from(args: argparse.Namespace) -> Workload:
     prompt = None if args.prompt is None else whole_number("--prompt", args.prompt, 0, MAX_CONTEXT)
     answer = None if args.answer is None else whole_number("--answer", args.answer, 1, MAX_CONTEXT)
     if args.workload and args.workload != "custom":
-        w = get_workload(args.workload)
+        w = resolve_workload(args.workload, app_paths())
     elif args.workload == "custom" or prompt is not None or answer is not None:
         w = custom_workload(512 if prompt is None else prompt, 128 if answer is None else answer)
     elif args.depth is not None:

@@ -462,12 +462,17 @@ class SpeedModel:
             attention_rate = compute_rate * self.share_for(backend, "attention")
             compute += streams * attention / attention_rate / tg_ratio
         if streams > 1:
+            cost = self.share_for(backend, "small_batch")
+            small = min(streams, SMALL_BATCH_MAX) - 1
+            matrix_vector = small * cost * weights / bandwidth / tg_ratio
             if streams <= SMALL_BATCH_MAX or not compute_rate:
-                cost = self.share_for(backend, "small_batch")
                 compute += (streams - 1) * cost * weights / bandwidth / tg_ratio
             else:
+                # tiled kernels take over above 8 streams; a step of more streams never takes
+                # less time than one of 8 did, so per-user speed never rises with the batch
                 fill = streams / (TILE_TOKENS * math.ceil(streams / TILE_TOKENS))
-                compute += (streams - 1) * 2.0 * facts.active_params / (compute_rate * fill)
+                tiled = (streams - 1) * 2.0 * facts.active_params / (compute_rate * fill)
+                compute += max(tiled, matrix_vector)
         return Step(memory, compute, step_bytes)
 
     def share_for(self, backend: str, what: str) -> float:

@@ -52,6 +52,9 @@ class TrafficStats:
     counter: str
     notes: tuple[str, ...] = ()
     schema: int = SCHEMA
+    # the 95th percentiles sizing uses (None in workloads saved before they were kept)
+    prompt_tokens_p95: float | None = None
+    history_tokens_p95: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A dict of JSON types (notes as a list)."""
@@ -143,6 +146,8 @@ def derive_stats(
         tokens=tokens,
         counter=counter_name,
         notes=tuple(notes) + _own_notes(acc, conc[4], tokens),
+        prompt_tokens_p95=_q(prompt, 95),
+        history_tokens_p95=_q(history, 95),
     )
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from advisor.core.infra.errors import InputError
 
-class TrafficImportError(ValueError):
+
+class TrafficImportError(InputError):
     """The file cannot be imported; the message says what is wrong and what to do."""
 
 
-class WorkloadNameError(ValueError):
+class WorkloadNameError(InputError):
     """A saved workload's name is empty, too long or not printable."""
 
 

@@ -9,7 +9,8 @@ import numpy as np
 
 from advisor.core.predict.projection import Projection
 from advisor.core.predict.verdict import Verdict
-from advisor.core.predict.workloads import PRESETS, Workload, custom_workload
+from advisor.core.predict.workloads import Workload, custom_workload
+from advisor.gui import workload_choice
 from advisor.gui.panels.charts import MEASURED, PREDICTED, _palette_colours, _plot
 from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
 from advisor.gui.services import AppServices
@@ -49,9 +50,7 @@ class ComparePanel(QtWidgets.QWidget):
     def _build_controls(self, workload: str) -> QtWidgets.QHBoxLayout:
         controls = QtWidgets.QHBoxLayout()
         self.workload = QtWidgets.QComboBox()
-        for w in PRESETS.values():
-            self.workload.addItem(f"{w.label}: {w.description}", w.id)
-        self.workload.addItem("Custom: your own numbers", "custom")
+        workload_choice.fill(self.workload, self.state, workload, long=True, custom=True)
         self.prompt = self._spin(0, 1_000_000, 2000, "tokens in")
         self.answer = self._spin(1, 100_000, 300, "tokens out")
         self.history = self._spin(0, 1_000_000, 0, "history")
@@ -71,7 +70,6 @@ class ComparePanel(QtWidgets.QWidget):
         controls.addWidget(self.custom_box)
         controls.addWidget(self.filter, 1)
         controls.addWidget(self.fits_only)
-        self.workload.setCurrentIndex(max(0, self.workload.findData(workload)))
         return controls
 
     def _build_table(self) -> QtWidgets.QTableView:
@@ -123,6 +121,7 @@ class ComparePanel(QtWidgets.QWidget):
 
     def _connect(self) -> None:
         self.workload.currentIndexChanged.connect(self._on_workload_changed)
+        self.state.workloads_changed.connect(self._on_saved_workloads)
         for w in (self.prompt, self.answer, self.history, self.users):
             w.editingFinished.connect(self.refresh)
         self.filter.textChanged.connect(self._on_filter_changed)
@@ -149,7 +148,13 @@ class ComparePanel(QtWidgets.QWidget):
         if key == "custom":
             w = custom_workload(self.prompt.value(), self.answer.value(), self.history.value())
             return replace(w, concurrency=self.users.value())
-        return PRESETS[key]
+        return workload_choice.workload_for(key, self.state)
+
+    def _on_saved_workloads(self) -> None:
+        key = self.workload.currentData()
+        workload_choice.fill(self.workload, self.state, key, long=True, custom=True)
+        if self.workload.currentData() != key or (key or "").startswith(workload_choice.SAVED):
+            self.refresh()
 
     # --- slots -------------------------------------------------------------------------
 

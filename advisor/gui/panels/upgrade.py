@@ -17,7 +17,8 @@ from advisor.core.infra.units import fmt_seconds
 from advisor.core.infra.validate import number
 from advisor.core.predict.feel import READING_TPS
 from advisor.core.predict.verdict import Verdict
-from advisor.core.predict.workloads import PRESETS, Workload
+from advisor.core.predict.workloads import Workload
+from advisor.gui import workload_choice
 from advisor.gui.panels.charts import _palette_colours, _plot
 from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
 from advisor.gui.services import AppServices
@@ -176,12 +177,7 @@ class UpgradePanel(QtWidgets.QWidget):
         current = self.services.settings.current
         row = QtWidgets.QHBoxLayout()
         self.workload = QtWidgets.QComboBox()
-        for w in PRESETS.values():
-            self.workload.addItem(w.label, w.id)
-            self.workload.setItemData(
-                self.workload.count() - 1, w.description, QtCore.Qt.ItemDataRole.ToolTipRole
-            )
-        self.workload.setCurrentIndex(max(0, self.workload.findData(current.workload)))
+        workload_choice.fill(self.workload, self.state, current.workload, long=False)
         self.budget = QtWidgets.QSpinBox()
         self.budget.setRange(0, 100_000)
         self.budget.setSingleStep(100)
@@ -244,6 +240,7 @@ class UpgradePanel(QtWidgets.QWidget):
 
     def _connect(self) -> None:
         self.workload.currentIndexChanged.connect(self._on_workload_changed)
+        self.state.workloads_changed.connect(self._on_saved_workloads)
         self.pro.toggled.connect(self._on_pro_toggled)
         self.budget.valueChanged.connect(self._on_money_changed)
         self.electricity.valueChanged.connect(self._on_money_changed)
@@ -262,7 +259,13 @@ class UpgradePanel(QtWidgets.QWidget):
     # --- the workload and money ----------------------------------------------------------
 
     def current_workload(self) -> Workload:
-        return PRESETS[self.workload.currentData()]
+        return workload_choice.workload_for(self.workload.currentData(), self.state)
+
+    def _on_saved_workloads(self) -> None:
+        key = self.workload.currentData()
+        workload_choice.fill(self.workload, self.state, key, long=False)
+        if self.workload.currentData() != key or (key or "").startswith(workload_choice.SAVED):
+            self.refresh()
 
     def _on_workload_changed(self) -> None:
         self.services.settings.update(workload=self.workload.currentData())

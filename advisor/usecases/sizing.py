@@ -1,0 +1,324 @@
+"""Sizing: how many of a device serve a workload's peak, for a time-to-first-token and a
+reading-speed target, and which devices do it with one or two cards.
+
+The model of a server (llama-server with one slot per user, continuous batching):
+
+- Each copy of the model serves `users` = ceil(peak / copies) people at once. A copy lives on
+  one card, or is split over 2, 4 or 8 cards when it does not fit on one (layers split; memory
+  adds up, speed per stream does not).
+- Decode per user is the projected batched decode at `users` streams, divided by `users`, at the
+  depth of the 95th-percentile conversation (history + prompt).
+- Time to first token at the 95th percentile = reading the 95th-percentile new prompt (history
+  is in the slot's prompt cache) + the mean wait behind other people's prompts. Arrivals at the
+  peak follow from Little's law (people in flight / time a request takes); the wait is that of
+  an M/D/1 queue, rho * S / (2 (1 - rho)), with S the time to read a median prompt.
+- It fits when the weights and the KV cache of all users (their 95th-percentile context) fit
+  in the cards' memory, as the projection decides.
+
+Every figure rests on the projection's basis (measured / published / modelled / spec-only);
+the answer also says whether the low end of the decode band still meets the target.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from advisor.core.catalogue.catalogue import Catalogue
+from advisor.core.catalogue.device import Device
+from advisor.core.hardware.profile import Host
+from advisor.core.infra.errors import InputError
+from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.feel import READING_TPS, UNNOTICED_S
+from advisor.core.predict.projection import Projection, Target, project
+from advisor.core.predict.reference import Reference
+from advisor.core.predict.workloads import Workload
+from advisor.core.traffic import TrafficStats
+
+DEFAULT_TTFT_S = 2.0 * UNNOTICED_S  # a first word within 2 s: the wait is felt, not resented
+DEFAULT_MIN_TPS = READING_TPS  # faster than people read (feel.py gives the source)
+MAX_CARDS = 8
+SPLITS = (1, 2, 4, 8)  # cards one copy of the model is split over
+SATURATED = 0.95  # prompt reading busier than this: the queue grows without bound
+
+
+@dataclass(frozen=True)
+class Load:
+    """What sizing needs from a workload: how many at once, and how long their requests are."""
+
+    peak_users: int
+    prompt_p95: int
+    prompt_median: int
+    history_p95: int
+    answer_median: int
+    source: str  # where the figures come from, in words
+
+    @classmethod
+    def from_stats(cls, stats: TrafficStats, name: str) -> Load:
+        peak = stats.peak_concurrency or (
+            math.ceil(stats.busy_p90_concurrency) if stats.busy_p90_concurrency else 1
+        )
+        p95 = stats.prompt_tokens_p95 or stats.prompt_tokens_p90
+        h95 = stats.history_tokens_p95
+        if h95 is None:
+            h95 = stats.history_tokens_p90
+        return cls(
+            peak_users=max(1, int(peak)),
+            prompt_p95=max(1, round(p95)),
+            prompt_median=max(1, round(stats.prompt_tokens_median)),
+            history_p95=round(h95),
+            answer_median=max(1, round(stats.answer_tokens_median)),
+            source=f"'{name}': {stats.requests:,} requests, peak {peak} at once "
+            f"({stats.concurrency_basis})",
+        )
+
+    @classmethod
+    def from_workload(cls, w: Workload, peak_users: int | None = None) -> Load:
+        return cls(
+            peak_users=max(1, peak_users or w.concurrency),
+            prompt_p95=max(1, w.prompt_tokens),
+            prompt_median=max(1, w.prompt_tokens),
+            history_p95=w.history_tokens,
+            answer_median=max(1, w.answer_tokens),
+            source=f"the '{w.label}' workload's figures",
+        )
+
+
+@dataclass(frozen=True)
+class SizingTarget:
+    ttft_p95_s: float = DEFAULT_TTFT_S
+    min_decode_tps: float = DEFAULT_MIN_TPS
+
+    def __post_init__(self) -> None:
+        for name, v, hi in (("time to first token", self.ttft_p95_s, 3600.0),
+                            ("decode per user", self.min_decode_tps, 10_000.0)):  # fmt: skip
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and 0 < v <= hi):
+                raise InputError(f"The {name} target must be a number above 0 and at most {hi:g}.")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way of using `cards` of the device: `copies` copies, each split over `split`."""
+
+    cards: int
+    copies: int
+    split: int
+    users_per_copy: int
+    fits: str
+    basis: str
+    decode_per_user_tps: float | None = None
+    decode_per_user_low_tps: float | None = None  # the low end of the band
+    ttft_p95_s: float | None = None
+    prompt_busy_share: float | None = None  # rho: share of time a copy spends reading prompts
+    memory_needed_gb: float | None = None
+    memory_gb: float | None = None
+    meets: bool = False
+    meets_at_low_end: bool = False
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Sizing:
+    device: str
+    device_id: str
+    load: Load
+    target: SizingTarget
+    cards: int | None  # None: not within MAX_CARDS
+    chosen: Option | None
+    tried: tuple[Option, ...] = field(default_factory=tuple)
+    answer: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _layout(o: Option) -> str:
+    if o.split == 1:
+        return (
+            f"{o.cards} card"
+            + ("s" if o.cards > 1 else "")
+            + (
+                f" ({o.copies} copies of the model, {o.users_per_copy} users each)"
+                if o.copies > 1
+                else ""
+            )
+        )
+    return f"{o.cards} cards ({o.copies} cop{'ies' if o.copies > 1 else 'y'} split over {o.split})"
+
+
+def _evaluate(
+    facts: ModelFacts, device: Device, load: Load, target: SizingTarget, host: Host,
+    reference: Reference | None, copies: int, split: int,
+) -> Option:  # fmt: skip
+    users = math.ceil(load.peak_users / copies)
+    w = Workload(
+        "sizing", "Sizing", load.source,
+        prompt_tokens=load.prompt_p95, answer_tokens=load.answer_median,
+        history_tokens=load.history_p95, concurrency=users,
+    )  # fmt: skip
+    p: Projection = project(facts, Target(device, count=split), w, host=host, reference=reference)
+    base = dict(
+        cards=copies * split, copies=copies, split=split, users_per_copy=users, fits=p.fits,
+        basis=p.basis, memory_needed_gb=round(p.memory_needed_bytes / 1e9, 2),
+        memory_gb=p.memory_gb * split,
+    )  # fmt: skip
+    if p.basis == "unsupported":
+        return Option(**base, why=p.notes[0] if p.notes else "no backend runs this model there")
+    if p.fits != "yes":
+        return Option(
+            **base,
+            why=f"the model and the KV cache of {users} users need "
+            f"{p.memory_needed_bytes / 1e9:.1f} GB, more than {p.memory_gb * split:g} GB",
+        )
+    if not p.per_user_tps or not p.prefill_tps or p.beyond_context:
+        return Option(**base, why=p.notes[-1] if p.notes else "no speed could be predicted")
+    per_user = p.per_user_tps
+    low = (
+        per_user * (p.decode_tps_low / p.decode_tps) if p.decode_tps_low and p.decode_tps else None
+    )
+    read_95 = load.prompt_p95 / p.prefill_tps
+    read_mean = load.prompt_median / p.prefill_tps
+    request_s = read_mean + load.answer_median / per_user
+    rho = users / request_s * read_mean  # Little's law arrivals x service time
+    if rho >= SATURATED:
+        return Option(
+            **base, decode_per_user_tps=round(per_user, 2), prompt_busy_share=round(rho, 3),
+            why=f"{users} users send prompts faster than one copy reads them "
+            f"({rho:.0%} of its time)",
+        )  # fmt: skip
+    ttft = read_95 + rho * read_mean / (2 * (1 - rho))
+    meets = per_user >= target.min_decode_tps and ttft <= target.ttft_p95_s
+    misses = []
+    if per_user < target.min_decode_tps:
+        misses.append(
+            f"{users} users get {per_user:.1f} tokens/s each, below {target.min_decode_tps:g}"
+        )
+    if ttft > target.ttft_p95_s:
+        misses.append(
+            f"the first token takes {ttft:.1f} s at the 95th percentile, over "
+            f"{target.ttft_p95_s:g} s"
+        )
+    why = (
+        "; ".join(misses)
+        if misses
+        else f"{users} users get {per_user:.1f} tokens/s each and the first token in "
+        f"{ttft:.2f} s at the 95th percentile"
+    )
+    return Option(
+        **base, decode_per_user_tps=round(per_user, 2),
+        decode_per_user_low_tps=round(low, 2) if low else None, ttft_p95_s=round(ttft, 3),
+        prompt_busy_share=round(rho, 3), meets=meets,
+        meets_at_low_end=meets and (low is None or low >= target.min_decode_tps), why=why,
+    )  # fmt: skip
+
+
+def size_for(
+    facts: ModelFacts,
+    device: Device,
+    load: Load,
+    target: SizingTarget,
+    *,
+    host: Host,
+    reference: Reference | None = None,
+    max_cards: int = MAX_CARDS,
+) -> Sizing:
+    """The fewest cards of `device` that serve `load` within `target`, and why fewer do not."""
+    tried: list[Option] = []
+    chosen: Option | None = None
+    for cards in range(1, max_cards + 1):
+        for split in SPLITS:
+            if split > cards or cards % split:
+                continue
+            option = _evaluate(facts, device, load, target, host, reference, cards // split, split)
+            tried.append(option)
+            if option.meets:
+                chosen = option
+                break
+        if chosen is not None:
+            break
+    return Sizing(
+        device.name, device.id, load, target, chosen.cards if chosen else None, chosen,
+        tuple(tried), _answer(device, load, target, chosen, tried, max_cards),
+    )  # fmt: skip
+
+
+def _answer(
+    device: Device, load: Load, target: SizingTarget, chosen: Option | None,
+    tried: list[Option], max_cards: int,
+) -> str:  # fmt: skip
+    goal = (
+        f"{load.peak_users} people at once, first token within {target.ttft_p95_s:g} s "
+        f"(95th percentile) and at least {target.min_decode_tps:g} tokens/s each"
+    )
+    if chosen is None:
+        last = tried[-1].why if tried else "nothing could be projected"
+        return (
+            f"No setup of up to {max_cards} {device.name} cards serves {goal}: with "
+            f"{max_cards}, {last}."
+        )
+    fewer = [o for o in tried if o.cards < chosen.cards]
+    because = ""
+    if fewer:
+        best_fewer = fewer[-1]
+        because = f" With {_layout(best_fewer)}, {best_fewer.why}."
+    caveat = ""
+    if not chosen.meets_at_low_end:
+        caveat = (
+            f" At the low end of the prediction's band ({chosen.decode_per_user_low_tps:.1f} "
+            "tokens/s each) it would fall short: allow one more card to be safe."
+        )
+    verb = "serves" if chosen.cards == 1 else "serve"
+    return (
+        f"{_layout(chosen).capitalize()} of {device.name} {verb} {goal}: "
+        f"{chosen.why} (basis: {chosen.basis}).{because}{caveat}"
+    )
+
+
+@dataclass(frozen=True)
+class Server:
+    """A catalogued device that serves the load with one or two cards."""
+
+    device: str
+    device_id: str
+    cards: int
+    decode_per_user_tps: float
+    ttft_p95_s: float
+    basis: str
+    price_usd: float | None
+
+
+def devices_that_serve(
+    facts: ModelFacts,
+    load: Load,
+    target: SizingTarget,
+    *,
+    catalogue: Catalogue,
+    host: Host,
+    reference: Reference | None = None,
+    max_cards: int = 2,
+) -> list[Server]:
+    """Every catalogued device that meets the target with at most `max_cards` cards: fewest
+    cards first, then the cheapest (launch price) first."""
+    out = []
+    for device in catalogue:
+        if not device.backends:
+            continue
+        s = size_for(facts, device, load, target, host=host, reference=reference,
+                     max_cards=max_cards)  # fmt: skip
+        if s.chosen is None or s.chosen.decode_per_user_tps is None:
+            continue
+        price = device.launch_price_usd * s.chosen.cards if device.launch_price_usd else None
+        out.append(
+            Server(
+                device.name,
+                device.id,
+                s.chosen.cards,
+                s.chosen.decode_per_user_tps,
+                s.chosen.ttft_p95_s or 0.0,
+                s.chosen.basis,
+                price,
+            )
+        )
+    out.sort(key=lambda v: (v.cards, v.price_usd is None, v.price_usd or 0.0, v.device))
+    return out

@@ -1,0 +1,157 @@
+"""Workloads by name: the built-in presets and the ones imported from the user's own traffic.
+
+One place answers "what does `--workload NAME` (or the workload box) mean": a preset
+('chat', 'summarise', ...) or a workload saved by `advisor workload import` / the Workload
+page. The CLI and the GUI both resolve names here, so the same name gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from advisor.core.infra.lookup import closest, did_you_mean, normalise_key
+from advisor.core.infra.paths import AppPaths
+from advisor.core.predict.workloads import (
+    PRESETS,
+    UnknownWorkloadError,
+    Workload,
+    get_workload,
+)
+from advisor.core.traffic import (
+    EstimatedCounter,
+    SavedWorkload,
+    TokenCounter,
+    TrafficImportError,
+    TrafficStats,
+    WorkloadStore,
+    import_traffic,
+)
+from advisor.core.traffic.records import FORMATS
+
+WORKLOADS_FILE = "workloads.json"
+DEFAULT_REQUESTS_PER_DAY = 50  # where the file has no timestamps (as the custom workload)
+
+
+def workload_store(paths: AppPaths) -> WorkloadStore:
+    """The saved workloads of this user (next to the run history)."""
+    return WorkloadStore(paths.history_file.parent / WORKLOADS_FILE)
+
+
+def as_workload(saved: SavedWorkload) -> Workload:
+    """A saved workload as the Workload every projection takes."""
+    n = saved.numbers
+    s = saved.stats
+    rpd = n.get("requests_per_day")
+    return Workload(
+        id=saved.name,
+        label=saved.name,
+        description=(
+            f"Imported from a {s.format} file: {s.requests:,} requests, "
+            f"tokens {s.tokens} ({s.counter})."
+        ),
+        prompt_tokens=max(1, int(n["prompt_tokens"] or 1)),
+        answer_tokens=max(1, int(n["answer_tokens"] or 1)),
+        history_tokens=int(n["history_tokens"] or 0),
+        concurrency=max(1, int(n["concurrency"] or 1)),
+        requests_per_day=int(rpd) if rpd else DEFAULT_REQUESTS_PER_DAY,
+    )
+
+
+def saved_workloads(paths: AppPaths) -> dict[str, SavedWorkload]:
+    """The saved workloads by name (empty when there are none or the file was set aside)."""
+    return workload_store(paths).load()
+
+
+def resolve_workload(name: str, paths: AppPaths | None) -> Workload:
+    """A preset by id, or a saved workload by name (case-insensitively); one sentence if
+    neither, with the closest names."""
+    try:
+        return get_workload(name)
+    except UnknownWorkloadError:
+        if paths is None:
+            raise
+    saved = saved_workloads(paths)
+    by_key = {normalise_key(k): v for k, v in saved.items()}
+    key = normalise_key(name)
+    if key in by_key:
+        return as_workload(by_key[key])
+    choices = {**{k: k for k in PRESETS}, **{normalise_key(k): k for k in saved}}
+    close = [choices[c] for c in closest(key, choices, n=2, cutoff=0.3)]
+    hint = did_you_mean(close[0], close) if close else ""
+    names = [*PRESETS, *saved]
+    raise UnknownWorkloadError(
+        f"Unknown workload '{name}'.{hint} Choose one of: {', '.join(names)}, or custom"
+        + ("" if saved else "; 'advisor workload import FILE' adds your own")
+        + "."
+    )
+
+
+@dataclass(frozen=True)
+class Imported:
+    """One import: the statistics, and the saved workload when it was given a name."""
+
+    stats: TrafficStats
+    saved: SavedWorkload | None
+    workload: Workload | None
+
+
+def count_with(model: str | os.PathLike[str] | None) -> TokenCounter:
+    """The model's own tokenizer (in a child process) when a GGUF is given, else an
+    estimate that says it is one."""
+    if model is None:
+        return EstimatedCounter()
+    from advisor.bench.token_counter import ModelTokenCounter
+
+    return ModelTokenCounter(model)
+
+
+def import_workload(
+    path: str | os.PathLike[str],
+    *,
+    paths: AppPaths,
+    name: str | None = None,
+    model: str | os.PathLike[str] | None = None,
+    fmt: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Imported:
+    """Read a traffic file, count its tokens, derive its statistics; save them as `name`.
+
+    Only numbers are kept. A file that cannot be read, an unknown format or a tokenizer that
+    fails raise TrafficImportError with one sentence; saved workloads are untouched then.
+    """
+    if fmt is not None and fmt not in FORMATS:
+        raise TrafficImportError(
+            f"Unknown format '{fmt}'; choose one of: {', '.join(FORMATS)} (or leave it out to "
+            "detect it from the content)."
+        )
+    if name is not None:
+        from advisor.core.traffic.store import validate_name
+
+        name = validate_name(name)
+        if normalise_key(name) in {normalise_key(k) for k in PRESETS} | {"custom"}:
+            raise TrafficImportError(
+                f"'{name}' is the name of a built-in workload; choose another name."
+            )
+    counter = count_with(model)
+    try:
+        if hasattr(counter, "start"):
+            counter.start()
+        stats = import_traffic(path, counter, progress=progress, cancel=cancel, fmt=fmt)
+    finally:
+        if hasattr(counter, "close"):
+            counter.close()
+    if name is None:
+        return Imported(stats, None, None)
+    saved = workload_store(paths).save(name, stats)
+    return Imported(stats, saved, as_workload(saved))
+
+
+def default_name(path: str | os.PathLike[str]) -> str:
+    """A workload name from a file name: 'server-2024-06.log' -> 'server-2024-06'."""
+    stem = Path(path).name.split(".")[0].strip() or "imported"
+    return stem[:60]
