@@ -27,13 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from advisor.core.predict import efficiency as E
 from advisor.core.predict.observations import load_observations
+from advisor.core.predict.speed_fit import fit_file, fit_speed_model, fit_to_json
 from advisor.core.predict.speed_model import (
     HeldOut,
     bands_from,
     fit_decode,
-    fit_file,
-    fit_speed_model,
-    fit_to_json,
     held_out,
 )
 

@@ -287,6 +287,9 @@ def _predicted_longest(facts: ModelFacts, config: BenchConfig, room: Available) 
     return lo or None
 
 
+# long on purpose (over 80 lines): the run's steps in the order they happen (synthetic file,
+# preflight, load, warm-up, each test, energy, longest context), with the one try/finally that
+# frees llama.cpp whatever happens; split, the cleanup would be spread over several frames
 def run_benchmark(
     config: BenchConfig,
     *,

@@ -9,7 +9,6 @@ themselves come from advisor.usecases, the same functions the command line calls
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,20 +33,19 @@ from advisor.gui.bench_controller import BenchController
 from advisor.gui.errors import ErrorReporter
 from advisor.gui.state import AppState, ModelChoice
 from advisor.gui.tasks import run_task
+from advisor.gui.workload_services import WorkloadServices
 from advisor.usecases.about import AboutFacts, about_facts, known_backend, llama_cpp_commit
 from advisor.usecases.bench_config import BenchChoices, bench_config
 from advisor.usecases.charts import RunCurves, run_curves
 from advisor.usecases.compare import ProjectionTable, projection_table, verdict
 from advisor.usecases.machine import detect_machine
 from advisor.usecases.notices import app_notices
-from advisor.usecases.sizing import Load, Server, Sizing, SizingTarget, devices_that_serve, size_for
 from advisor.usecases.upgrade import Projected, project_candidates
-from advisor.usecases.workloads import Imported, import_workload, saved_workloads, workload_store
 
 log = logging.getLogger(__name__)
 
 
-class AppServices:
+class AppServices(WorkloadServices):
     def __init__(
         self,
         *,
@@ -77,7 +75,7 @@ class AppServices:
     def warm_up(self) -> None:
         """Fit the speed model in the background now (0.2-0.4 s, once), so the first
         projection or benchmark set-up does not pay for it on the GUI thread."""
-        from advisor.core.predict.speed_model import default_model
+        from advisor.core.predict.speed_fit import default_model
 
         run_task(
             default_model,
@@ -331,90 +329,6 @@ class AppServices:
             on_done,
             lambda e, d: self.errors.report(f"The notices could not be read ({e}).", d),
         )
-
-    # --- your own workloads --------------------------------------------------------------
-
-    def load_workloads(self) -> None:
-        """Read the saved workloads off the GUI thread; the state announces them."""
-
-        def done(saved: dict) -> None:
-            self.state.set_saved_workloads(saved)
-
-        run_task(
-            lambda: saved_workloads(self.paths),
-            done,
-            lambda e, d: self.errors.report(f"The saved workloads could not be read ({e}).", d),
-        )
-
-    def import_workload(
-        self,
-        path: str,
-        name: str,
-        *,
-        use_model: bool,
-        progress: Callable[[int, int], None] | None,
-        on_done: Callable[[Imported | None], None],
-    ) -> threading.Event:
-        """Import a traffic file as the workload `name`, off the GUI thread; `on_done(None)`
-        after a failure (reported as one sentence) or a cancel. Returns the cancel switch."""
-        cancel = threading.Event()
-        choice = self.state.model
-        model = choice.path if use_model and choice is not None and choice.path else None
-
-        def work() -> Imported:
-            return import_workload(path, paths=self.paths, name=name, model=model,
-                                   progress=progress, cancel=cancel)  # fmt: skip
-
-        def done(imported: Imported) -> None:
-            on_done(imported)
-            self.load_workloads()
-
-        def failed(exc: BaseException, details: str) -> None:
-            from advisor.core.traffic import Cancelled
-
-            if not isinstance(exc, Cancelled):
-                self.errors.report(str(exc) if isinstance(exc, ValueError) else
-                                   f"The file could not be imported ({exc}).", details)  # fmt: skip
-            on_done(None)
-
-        run_task(work, done, failed)
-        return cancel
-
-    def delete_workload(self, name: str) -> None:
-        run_task(
-            lambda: workload_store(self.paths).delete(name),
-            lambda _: self.load_workloads(),
-            lambda e, d: self.errors.report(f"The workload could not be deleted ({e}).", d),
-        )
-
-    def size(
-        self,
-        load: Load,
-        device_name: str,
-        target: SizingTarget,
-        on_done: Callable[[Sizing | None, list[Server]], None],
-    ) -> None:
-        """How many cards of `device_name` serve `load`, and which devices do with one or two,
-        for the current model; off the GUI thread."""
-        choice, profile = self.state.model, self.state.profile
-        if choice is None:
-            self.errors.report("Choose a model first (the Model page): sizing depends on it.")
-            return
-        host = profile.host if profile is not None else None
-        facts = choice.facts
-
-        def work() -> tuple[Sizing | None, list[Server]]:
-            from advisor.usecases.machine import host_for
-
-            h = host or host_for(None)
-            sizing = None
-            if device_name.strip():
-                device = self.catalogue.resolve(device_name)
-                sizing = size_for(facts, device, load, target, host=h)
-            servers = devices_that_serve(facts, load, target, catalogue=self.catalogue, host=h)
-            return sizing, servers
-
-        run_task(work, lambda r: on_done(*r), lambda e, d: self.errors.report(str(e), d))
 
     # --- projections -------------------------------------------------------------------
 

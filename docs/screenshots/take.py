@@ -24,6 +24,7 @@ SHOTS = {
     "model": "Model",
     "benchmark": "Benchmark",
     "upgrade": "Upgrade",
+    "workload": "Your workload",
     "charts": "Charts",
     "compare": "Compare all devices",
     "history": "History",
@@ -41,6 +42,17 @@ def ensure_runs() -> None:
     ):  # fmt: skip
         subprocess.run([sys.executable, "-m", "advisor", "bench", *args, "--quiet"], env=env,
                        check=True)  # fmt: skip
+
+
+def ensure_workload() -> None:
+    """One imported workload (the test fixture of a llama-server log with timestamps)."""
+    if list(HOME.rglob("workloads.json")):
+        return
+    log = Path(__file__).resolve().parents[2] / "tests/core/traffic/fixtures"
+    env = {**os.environ, "ADVISOR_HOME": str(HOME)}
+    subprocess.run([sys.executable, "-m", "advisor", "workload", "import",
+                    str(log / "openai_requests.jsonl"), "--name", "my team"], env=env,
+                   check=True, capture_output=True)  # fmt: skip
 
 
 def wait(app, seconds: float) -> None:
@@ -73,6 +85,9 @@ def shoot(theme: str) -> None:
     wait(app, 12)  # detection (cached after the first), the newest run reopened, projections
     for name, page in SHOTS.items():
         window.show_page(page)
+        if page == "Your workload":
+            window.workload.size_button.click()
+            wait(app, 3)
         if page == "Compare all devices":
             window.compare.filter.setText("RTX 40")
             wait(app, 2)
@@ -90,6 +105,7 @@ if __name__ == "__main__":
         shoot(sys.argv[1])
     else:
         ensure_runs()
+        ensure_workload()
         for theme in ("light", "dark"):
             subprocess.run([sys.executable, __file__, theme], check=True)
         print(f"screenshots in {OUT}")

@@ -57,6 +57,10 @@ def test_result_explains_itself(tiny_model):
     assert tg.bytes_per_token == pytest.approx(
         run.model.active_weights_bytes + 8 * run.model.kv_bytes_per_token(), rel=0.01
     )
+    # the KV part on its own (tiny next to the weights, so the line above cannot see it): a
+    # decode of 16 tokens reads on average 8 tokens of cache per step
+    kv_read = tg.bytes_per_token - run.model.active_weights_bytes
+    assert kv_read == pytest.approx(8 * run.model.kv_bytes_per_token(), rel=1e-6)
     assert tg.achieved_bandwidth_bytes_per_s == pytest.approx(tg.bytes_per_token * tg.tokens_per_s)
     assert tg.decode_ceiling_tps == pytest.approx(20e9 / tg.bytes_per_token, rel=0.01)
     assert tg.efficiency == pytest.approx(tg.tokens_per_s / tg.decode_ceiling_tps)
@@ -251,7 +255,10 @@ def test_parent_gone_child_exits():
         b' "n_gen": [100000], "n_prompt": []}}\n'
     )
     proc.stdin.flush()
-    time.sleep(3)
+    # wait until the child is really running (it reports progress), not a fixed sleep
+    first = proc.stdout.readline()
+    assert b'"progress"' in first or b'"phase"' in first, first
+    assert proc.poll() is None
     started = time.perf_counter()
     proc.stdin.close()
     proc.wait(timeout=15)

@@ -17,7 +17,8 @@ from advisor.core.predict.efficiency import RidgeFit
 from advisor.core.predict.memory_fit import DEDICATED_RESERVE_BYTES
 from advisor.core.predict.projection import HOP_OVERHEAD_S, Target, project
 from advisor.core.predict.reference import Reference
-from advisor.core.predict.speed_model import DecodeFit, SpeedModel, default_model, usable_peak
+from advisor.core.predict.speed_fit import default_model
+from advisor.core.predict.speed_model import DecodeFit, SpeedModel, usable_peak
 from advisor.core.predict.verdict import upgrade_verdict
 from advisor.core.predict.workloads import PRESETS, custom_workload, get_workload
 

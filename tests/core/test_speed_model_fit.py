@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from advisor.core.predict.observations import load_depth_pairs, load_observations
+from advisor.core.predict.speed_fit import data_fingerprint, fit_file, fit_speed_model
 from advisor.core.predict.speed_model import (
-    data_fingerprint,
+    bands_from,
     fit_decode,
-    fit_file,
-    fit_speed_model,
     held_out,
 )
 
@@ -36,6 +38,38 @@ def test_every_shipped_row_is_used_or_skipped_with_a_reason():
     assert load_depth_pairs()
 
 
+README = Path(__file__).resolve().parents[2] / "README.md"
+ROW = re.compile(
+    r"^\| (\w+) \| (published|modelled) \| ([\d.]+)% / ([\d.]+)% \| (\d+)% \| ([\d.]+) \| "
+    r"([\d.]+)% / ([\d.]+)% \| (\d+)% \|$"
+)
+
+
+def _readme_table_holds(residuals, bands) -> None:
+    """The README's held-out table, figure by figure, to its rounding (+-1 point; the p90s
+    and in-band shares are printed whole, +-1.5)."""
+    rows = [m.groups() for line in README.read_text(encoding="utf-8").splitlines()
+            if (m := ROW.match(line))]  # fmt: skip
+    assert len(rows) == 9, "the README's held-out table changed shape"
+    for backend, basis, dmed, dp90, dband, width, pmed, pp90, pband in rows:
+        for kind, med, p90, band in (("decode", dmed, dp90, dband),
+                                     ("prefill", pmed, pp90, pband)):  # fmt: skip
+            sel = [h for h in residuals if h.kind == kind and h.basis == basis
+                   and h.obs.backend == backend.lower() and h.obs.era != "old"]  # fmt: skip
+            errs = [abs(math.exp(h.log_error) - 1) * 100 for h in sel]
+            inside, widths = 0, []
+            for h in sel:
+                lo, hi = bands.get((kind, h.obs.backend, h.basis)) or bands[(kind, "*", h.basis)]
+                widths.append(hi / lo)
+                inside += lo <= math.exp(h.log_error) <= hi
+            where = f"{backend} {basis} {kind}"
+            assert statistics.median(errs) == pytest.approx(float(med), abs=1.0), where
+            assert float(np.quantile(errs, 0.9)) == pytest.approx(float(p90), abs=1.5), where
+            assert 100 * inside / len(sel) == pytest.approx(float(band), abs=1.5), where
+            if kind == "decode":
+                assert statistics.median(widths) == pytest.approx(float(width), abs=0.01), where
+
+
 @pytest.mark.slow
 def test_held_out_errors_and_a_refit_reproduce_the_shipped_fit():
     obs, _ = load_observations()
@@ -51,6 +85,7 @@ def test_held_out_errors_and_a_refit_reproduce_the_shipped_fit():
     assert median("decode", "modelled") < 0.13
     assert median("decode", "published") < 0.11
     assert median("prefill", "modelled") < 0.17
+    _readme_table_holds(residuals, bands_from(residuals))
     saved = json.loads(fit_file().read_text(encoding="utf-8"))
     model = fit_speed_model(obs)
     assert model.decode_fit.t_layer == pytest.approx(saved["t_layer_s"])

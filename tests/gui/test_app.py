@@ -54,27 +54,31 @@ def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
     timer = QtCore.QTimer()
     timer.timeout.connect(tick)
     timer.start(10)
+    # the clock starts before the click: a stall inside the click handler counts too
+    clicked = last[0] = time.perf_counter()
     with qtbot.waitSignal(services.bench.finished, timeout=240_000) as blocker:
         qtbot.mouseClick(window.bench.run_button, QtCore.Qt.MouseButton.LeftButton)
-        last[0] = clicked = time.perf_counter()
-    timer.stop()
+    finished = time.perf_counter()
     run = blocker.args[0]
     assert run.config.reps == 2
-    with capsys.disabled():
-        print(
-            f"\n[gui] longest event-loop gap during the benchmark: {max(gaps) * 1000:.1f} ms "
-            f"(ending {ends[gaps.index(max(gaps))] - clicked:.2f} s after Run) over {len(gaps)} "
-            f"ticks, the run took {ends[-1] - clicked:.2f} s"
-        )
-    # 30-60 ms here while the benchmark spins both of this machine's 2 cores
-    assert max(gaps) < 0.100
 
-    # the run ends on the answer, with no further click: a ranked list and a verdict
+    # the run ends on the answer, with no further click: a ranked list and a verdict (the
+    # timer still runs: the work after the run must not freeze the window either)
     qtbot.waitUntil(lambda: window.nav.currentRow() == PAGES.index("Upgrade"), timeout=5000)
     qtbot.waitUntil(lambda: window.upgrade.model.rowCount() > 20, timeout=20_000)
     qtbot.waitUntil(
         lambda: "Best within your budget" in window.upgrade.answer.text(), timeout=20_000
     )
+    timer.stop()
+    with capsys.disabled():
+        print(
+            f"\n[gui] longest event-loop gap from Run to the answer: {max(gaps) * 1000:.1f} ms "
+            f"(ending {ends[gaps.index(max(gaps))] - clicked:.2f} s after Run) over {len(gaps)} "
+            f"ticks; the run took {finished - clicked:.2f} s, the answer "
+            f"{ends[-1] - finished:.2f} s more"
+        )
+    # 30-60 ms here while the benchmark spins both of this machine's 2 cores
+    assert max(gaps) < 0.100
     assert "measured on" in window.upgrade.caption.text()
     qtbot.waitUntil(lambda: "Chat:" in window.upgrade.answer.text(), timeout=20_000)
 

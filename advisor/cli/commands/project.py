@@ -15,12 +15,8 @@ from advisor.core.infra.paths import app_paths
 from advisor.core.infra.units import fmt_seconds
 from advisor.core.infra.validate import number, whole_number
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.projection import (
-    Projection,
-    ProjectionError,
-    Target,
-    unsupported_sentence,
-)
+from advisor.core.predict.projection import Projection, Target, unsupported_sentence
+from advisor.core.predict.projection_types import ProjectionError
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.verdict import Verdict
 from advisor.core.predict.workloads import Workload, custom_workload, get_workload

@@ -8,9 +8,22 @@ it takes, and what was given: "--threads takes a whole number from 1 to 512, not
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 
 from advisor.core.infra.errors import InputError
+
+# a comma is read only as a thousands separator ("12,345"): "1,5" is a European decimal or a
+# typo, and reading it as 15 would be a silent mistake
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?")
+
+
+def _plain(text: str) -> str | None:
+    """The number text without thousands separators, or None for a comma used otherwise."""
+    text = text.strip()
+    if "," not in text:
+        return text
+    return text.replace(",", "") if _THOUSANDS.fullmatch(text) else None
 
 
 def _shown(value: object) -> str:
@@ -28,8 +41,9 @@ def whole_number(label: str, value: object, low: int, high: int) -> int:
     elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
         number = int(value)
     elif isinstance(value, str):
+        plain = _plain(value)
         try:
-            number = int(value.strip().replace(",", "").replace("_", ""))
+            number = int(plain.replace("_", "")) if plain is not None else None
         except ValueError:
             number = None
     if number is None or not low <= number <= high:
@@ -55,8 +69,9 @@ def number(
     elif isinstance(value, (int, float)):
         result = float(value)
     elif isinstance(value, str):
+        plain = _plain(value)
         try:
-            result = float(value.strip().replace(",", ""))
+            result = float(plain) if plain is not None else None
         except ValueError:
             result = None
     suffix = f" {unit}" if unit else ""

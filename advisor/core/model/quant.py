@@ -191,6 +191,8 @@ def source_type(name: str, n_dims: int, high_precision: T = T.F16) -> T:
     return high_precision
 
 
+# long on purpose (over 80 lines): it follows llama.cpp's llama_tensor_get_type branch for
+# branch, so the two can be read side by side when llama.cpp changes its mix
 def tensor_types_for(
     tensors: Sequence[tuple[str, tuple[int, ...]]], ftype: FileType, ctx: MixContext
 ) -> list[T]:

@@ -45,11 +45,6 @@ def arithmetic_intensity(flops: float, bytes_moved: float) -> float:
     return flops / bytes_moved
 
 
-def crossover_intensity(peak_flops_per_s: float, bandwidth_bytes_per_s: float) -> float:
-    """Arithmetic intensity where compute time equals memory time (the roofline's ridge)."""
-    return peak_flops_per_s / bandwidth_bytes_per_s
-
-
 @dataclass(frozen=True)
 class BatchedDecodeCeiling:
     """The ceiling of B streams decoding together."""

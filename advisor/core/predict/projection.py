@@ -25,18 +25,19 @@ the user has measured their own machine, from that measurement:
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host
-from advisor.core.infra.errors import InputError
 from advisor.core.model.facts import ModelFacts
 from advisor.core.model.memory import memory_need
 from advisor.core.predict import ceilings
 from advisor.core.predict.memory_fit import Fit, fit_on, memory_option
+from advisor.core.predict.projection_types import Projection, Target
 from advisor.core.predict.reference import Reference
-from advisor.core.predict.speed_model import BASES, SpeedModel, default_model, usable_peak
+from advisor.core.predict.speed_fit import default_model
+from advisor.core.predict.speed_model import BASES, SpeedModel, usable_peak
 from advisor.core.predict.workloads import Workload, custom_workload
 
 PCIE_BYTES_PER_S = 25e9  # spilled weights cross PCIe 4.0 x16 once per prompt batch
@@ -51,62 +52,6 @@ WIDEN = {"batch": 0.12, "depth": 0.08, "spill": 0.25, "cards": 0.10, "moe": 0.10
 def basis_rank(basis: str) -> int:
     """Order of the bases, weakest first (for "the weakest basis a verdict rests on")."""
     return BASES.index(basis) if basis in BASES else -1
-
-
-class ProjectionError(InputError):
-    """A projection that cannot be made (a backend the device does not run)."""
-
-
-@dataclass(frozen=True)
-class Target:
-    device: Device
-    count: int = 1
-    backend: str | None = None
-    memory_gb: float | None = None  # one memory option of the device; None: the smallest that fits
-
-
-@dataclass(frozen=True)
-class Projection:
-    """One device's predicted performance for one model and workload."""
-
-    device: str
-    device_id: str
-    count: int
-    backend: str
-    fits: str  # "yes" | "partial" | "no"
-    memory_gb: float
-    memory_needed_bytes: float
-    offloaded_share: float  # share of the bytes on the device (1.0 when it fits)
-    basis: str  # measured | published | modelled | spec-only | unsupported
-    decode_tps: float | None = None
-    decode_tps_low: float | None = None
-    decode_tps_high: float | None = None
-    prefill_tps: float | None = None
-    prefill_tps_low: float | None = None
-    prefill_tps_high: float | None = None
-    decode_ceiling_tps: float | None = None
-    prefill_ceiling_tps: float | None = None
-    per_user_tps: float | None = None
-    aggregate_tps: float | None = None
-    ttft_s: float | None = None
-    request_s: float | None = None
-    wait_per_day_s: float | None = None
-    decode_limited_by: str = ""
-    price_usd: float | None = None
-    bandwidth_bytes_per_s: float = 0.0
-    peak_flops_per_s: float | None = None
-    workload: str = ""
-    bytes_per_step: float | None = None  # bytes one decode step reads, all streams together
-    decode_basis: str = ""  # the decode figure's own basis (prefill may rest on less)
-    prefill_basis: str = ""
-    beyond_context: bool = False  # the workload's context exceeds the model's trained context
-    published: dict[str, Any] | None = None  # the nearest shipped published figure
-    notes: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["notes"] = list(self.notes)
-        return d
 
 
 # -------------------------------------------------------------------------------------------

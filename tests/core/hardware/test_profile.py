@@ -109,7 +109,10 @@ def test_profile_falls_back_to_the_cpu_without_a_gpu_backend():
     assert "catalogue" in profile.spec_bandwidth_source
     assert profile.measured_bandwidth_bytes_per_s == 60e9
     quantized, source = profile.compute_peak(True)
-    assert (quantized > profile.peak_flops_per_s and "int8" not in source) or quantized
+    # a CPU's quantized kernels run in the CPU's own vector peak: a number with its source,
+    # never below the float peak
+    assert quantized is not None and quantized >= profile.peak_flops_per_s > 0
+    assert source
 
 
 def test_a_hand_picked_device_wins():

@@ -1,0 +1,66 @@
+"""What a projection is: the target (a device, how many, which backend, which memory size)
+and the predicted figures for it, each with its basis and band."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from advisor.core.catalogue.device import Device
+from advisor.core.infra.errors import InputError
+
+
+class ProjectionError(InputError):
+    """A projection that cannot be made (a backend the device does not run)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    device: Device
+    count: int = 1
+    backend: str | None = None
+    memory_gb: float | None = None  # one memory option of the device; None: the smallest that fits
+
+
+@dataclass(frozen=True)
+class Projection:
+    """One device's predicted performance for one model and workload."""
+
+    device: str
+    device_id: str
+    count: int
+    backend: str
+    fits: str  # "yes" | "partial" | "no"
+    memory_gb: float
+    memory_needed_bytes: float
+    offloaded_share: float  # share of the bytes on the device (1.0 when it fits)
+    basis: str  # measured | published | modelled | spec-only | unsupported
+    decode_tps: float | None = None
+    decode_tps_low: float | None = None
+    decode_tps_high: float | None = None
+    prefill_tps: float | None = None
+    prefill_tps_low: float | None = None
+    prefill_tps_high: float | None = None
+    decode_ceiling_tps: float | None = None
+    prefill_ceiling_tps: float | None = None
+    per_user_tps: float | None = None
+    aggregate_tps: float | None = None
+    ttft_s: float | None = None
+    request_s: float | None = None
+    wait_per_day_s: float | None = None
+    decode_limited_by: str = ""
+    price_usd: float | None = None
+    bandwidth_bytes_per_s: float = 0.0
+    peak_flops_per_s: float | None = None
+    workload: str = ""
+    bytes_per_step: float | None = None  # bytes one decode step reads, all streams together
+    decode_basis: str = ""  # the decode figure's own basis (prefill may rest on less)
+    prefill_basis: str = ""
+    beyond_context: bool = False  # the workload's context exceeds the model's trained context
+    published: dict[str, Any] | None = None  # the nearest shipped published figure
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["notes"] = list(self.notes)
+        return d

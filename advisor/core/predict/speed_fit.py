@@ -1,0 +1,212 @@
+"""Fitting the speed model: the shares of the depth and batch data, the full fit, and the
+shipped fit (`resources/data/speed_model_fit.json`) the app loads instead of refitting.
+
+The held-out search (t_layer, bands, transfers) takes ~15 s, so it is run once
+(`benchmarks/calibration_holdout.py --write`) and shipped with the fingerprint of the data it
+was run on; the app reads the fitted shares and checks the fingerprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from advisor.core.infra.paths import bundled
+from advisor.core.predict import ceilings
+from advisor.core.predict import efficiency as E
+from advisor.core.predict.observations import (
+    BatchedPoint,
+    DepthPair,
+    Observation,
+    load_batched,
+    load_depth_pairs,
+    load_observations,
+)
+from advisor.core.predict.speed_model import (
+    MIN_BAND_ROWS,
+    SMALL_BATCH_MAX,
+    DecodeFit,
+    HeldOut,
+    SpeedModel,
+    bands_from,
+    fit_decode,
+    fit_prefill,
+    held_out,
+    transfer_weights,
+)
+
+log = logging.getLogger(__name__)
+
+
+def _median_by_backend(values: dict[str, list[float]], cap: float) -> dict[str, float]:
+    out = {b: float(min(cap, math.exp(np.median(np.log(v))))) for b, v in values.items() if v}
+    pooled = [x for v in values.values() for x in v]
+    if pooled:
+        out["*"] = float(min(cap, math.exp(np.median(np.log(pooled)))))
+    return out
+
+
+def fit_attention_share(model: SpeedModel, pairs: Iterable[DepthPair]) -> dict[str, float]:
+    """From decode measured shallow and deep in one run: the time the deep step adds beyond
+    reading the extra KV cache, set against attention's extra FLOPs at prefill's rate."""
+    pairs = list(pairs)
+    # a quantised cache adds its own dequantisation cost: where a backend has f16-cache
+    # ladders, those alone say what attention costs
+    plain = {p.backend for p in pairs if p.kv_cache == "f16"}
+    values: dict[str, list[float]] = {}
+    for p in pairs:
+        if p.backend in plain and p.kv_cache != "f16":
+            continue
+        f, params = p.facts, model.decode_params(p.device, p.backend, p.facts)
+        overhead = params.t_layer_s * f.n_layers
+        shallow_bytes = f.active_weights_bytes + p.kv_bytes(p.n_gen // 2)
+        bandwidth = shallow_bytes / (1.0 / p.tps_shallow - overhead)  # as measured
+        extra_kv = p.kv_bytes(p.depth + p.n_gen // 2) - p.kv_bytes(p.n_gen // 2)
+        left = (1.0 / p.tps_deep - 1.0 / p.tps_shallow) - extra_kv / bandwidth
+        rate = model.prefill_rate(p.device, p.backend, f)
+        extra_flops = f.flops_per_token(p.depth + p.n_gen // 2) - f.flops_per_token(p.n_gen // 2)
+        if rate and extra_flops > 0:
+            share = extra_flops / (rate * left) if left > 0 else 10.0
+            values.setdefault(p.backend, []).append(share)
+    return _median_by_backend(values, cap=10.0)
+
+
+def _series(p: BatchedPoint) -> tuple[str, ...]:
+    return (p.device.id, p.backend, p.facts.shape_id or "", p.facts.file_type,
+            str(p.n_gen), str(p.prompt_tokens))  # fmt: skip
+
+
+def fit_small_batch_cost(model: SpeedModel, points: Iterable[BatchedPoint]) -> dict[str, float]:
+    """From batched series: the time each extra stream of a small batch (2-8) adds beyond
+    the bytes it reads, as a share of one stream's weight read."""
+    points = list(points)
+    singles = {_series(p): p for p in points if p.streams == 1}
+    values: dict[str, list[float]] = {}
+    for p in points:
+        one = singles.get(_series(p))
+        if one is None or not 1 < p.streams <= SMALL_BATCH_MAX:
+            continue
+        if p.aggregate_tps < one.aggregate_tps:
+            continue  # fewer tokens/s for more streams: a kernel regression, not a cost
+        f = p.facts
+        depth = p.prompt_tokens + p.n_gen // 2
+        overhead = model.decode_params(p.device, p.backend, f).t_layer_s * f.n_layers
+        kv = f.kv_cache_bytes(depth)
+        w1 = ceilings.weights_read_per_step(f.weights_bytes, f.active_weights_bytes,
+                                            f.n_expert, f.n_expert_used, 1)  # fmt: skip
+        wb = ceilings.weights_read_per_step(f.weights_bytes, f.active_weights_bytes,
+                                            f.n_expert, f.n_expert_used, p.streams)  # fmt: skip
+        seconds_per_byte = (1.0 / one.aggregate_tps - overhead) / (w1 + kv)
+        memory = (wb + p.streams * kv) * seconds_per_byte + overhead
+        extra = p.streams / p.aggregate_tps - memory
+        values.setdefault(p.backend, []).append(
+            max(extra, 1e-6) / ((p.streams - 1) * wb * seconds_per_byte)
+        )
+    return _median_by_backend(values, cap=2.0)
+
+
+def fit_speed_model(obs: Sequence[Observation], with_bands: bool = True) -> SpeedModel:
+    decode = fit_decode(obs)
+    prefill = fit_prefill(obs)
+    base = SpeedModel(decode, prefill, tuple(obs))
+    attention = fit_attention_share(base, load_depth_pairs())
+    small_batch = fit_small_batch_cost(base, load_batched())
+    if not with_bands:
+        return SpeedModel(decode, prefill, tuple(obs), {}, {}, attention, small_batch)
+    residuals = held_out(obs, decode.t_layer)
+    return SpeedModel(
+        decode, prefill, tuple(obs), bands_from(residuals), transfer_weights(residuals),
+        attention, small_batch, moe_widening(residuals),
+    )  # fmt: skip
+
+
+def moe_widening(residuals: Iterable[HeldOut]) -> float:
+    """The extra spread of held-out decode errors on mixtures of experts (log half-width):
+    sqrt(var(MoE) - var(dense)), 0 where MoE rows scatter no more than dense ones."""
+    moe = [h.log_error for h in residuals if h.kind == "decode" and h.obs.moe]
+    dense = [h.log_error for h in residuals if h.kind == "decode" and not h.obs.moe]
+    if len(moe) < MIN_BAND_ROWS or len(dense) < MIN_BAND_ROWS:
+        return 0.0
+    return float(math.sqrt(max(0.0, np.var(moe) - np.var(dense))))
+
+
+# -------------------------------------------------------------------------------------------
+# the shipped fit: the held-out search (t_layer, bands, transfers) takes ~15 s, so it is run
+# once (benchmarks/calibration_holdout.py --write) and shipped with the fingerprint of the data
+# it was run on; the app refits only the shares (milliseconds) and checks the fingerprint
+# -------------------------------------------------------------------------------------------
+
+
+def fit_file() -> Path:
+    return bundled("resources") / "data" / "speed_model_fit.json"
+
+
+def data_fingerprint() -> str:
+    """SHA-256 of everything the fit reads: the published rows, the device mapping, the
+    catalogue and the backend-path table."""
+    data = bundled("resources") / "data"
+    files = [*sorted(data.glob("llamacpp_*.csv")), data / "calibration_device_ids.json"]
+    db = bundled("device_db")
+    files += [*sorted((db / "devices").glob("*.json")), db / "backend_paths.json"]
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.name.encode())
+        digest.update(f.read_bytes().replace(b"\r\n", b"\n"))
+    return digest.hexdigest()
+
+
+def fit_to_json(model: SpeedModel) -> dict[str, Any]:
+    return {
+        "description": "Held-out results of the speed model (benchmarks/calibration_holdout.py "
+        "--write). Refit when the data changes: the app checks the fingerprint.",
+        "data_fingerprint": data_fingerprint(),
+        "t_layer_s": model.decode_fit.t_layer,
+        "bands": [[*k, lo, hi] for k, (lo, hi) in sorted(model.bands.items())],
+        "transfer": model.transfer,
+        "attention_share": model.attention_share,
+        "small_batch_cost": model.small_batch_cost,
+        "moe_widening": model.moe_widening,
+        # the fitted shares themselves: the app reads them instead of refitting
+        "decode_coef": model.decode_fit.ridge.coef,
+        "prefill_coef": model.prefill_fit.coef,
+    }
+
+
+def model_from_fit(obs: Sequence[Observation], saved: dict[str, Any]) -> SpeedModel:
+    decode = DecodeFit(
+        {k: float(v) for k, v in saved["t_layer_s"].items()},
+        E.RidgeFit({k: float(v) for k, v in saved["decode_coef"].items()}),
+    )
+    return SpeedModel(
+        decode,
+        E.RidgeFit({k: float(v) for k, v in saved["prefill_coef"].items()}),
+        tuple(obs),
+        {(k, b, basis): (lo, hi) for k, b, basis, lo, hi in saved["bands"]},
+        dict(saved["transfer"]),
+        dict(saved["attention_share"]),
+        dict(saved["small_batch_cost"]),
+        float(saved["moe_widening"]),
+    )
+
+
+@cache
+def default_model() -> SpeedModel:
+    """The speed model on the shipped data (cached for the process): the shipped held-out
+    results where they match the data, else a full fit (slow; logged)."""
+    obs, _skipped = load_observations()
+    try:
+        saved = json.loads(fit_file().read_text(encoding="utf-8"))
+        if saved.get("data_fingerprint") == data_fingerprint():
+            return model_from_fit(obs, saved)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    log.warning("speed model: shipped fit missing or stale, refitting (about 15 s)")
+    return fit_speed_model(obs)
