@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from advisor.gui.qt import QtCore, QtWidgets
+from advisor.gui.qt import QtCore, QtGui, QtWidgets
 from advisor.gui.theme import is_dark
 
 STEPS = (
@@ -65,6 +65,10 @@ class StepStrip(QtWidgets.QFrame):
                 f"QPushButton:checked {{ background: {highlight}; color: white; "
                 "font-weight: bold; }"
             )
+            # room for the bold (checked) text, so the current step is never cut
+            bold = QtGui.QFont(b.font())
+            bold.setBold(True)
+            b.setMinimumWidth(QtGui.QFontMetrics(bold).horizontalAdvance(b.text()) + 28)
         following = self.next_step()
         if following is None:
             self.next_button.hide()

@@ -406,9 +406,10 @@ class TestsTableModel(_Table):
 
 
 def energy_text(t: TestResult) -> str:
-    """'0.42 J (85 W)', marked '~' and 'est.' when estimated from the TDP, '' when unknown."""
+    """'0.42 J (85 W)', marked '~' and 'est.' when estimated from the TDP; 'not measured' when
+    this machine has no power meter and its TDP is unknown."""
     if t.joules_per_token is None or t.average_w is None:
-        return ""
+        return "not measured"
     estimate = t.energy_method == "estimate"
     joules = t.joules_per_token
     shown = f"{joules * 1000:,.0f} mJ" if joules < 1 else f"{joules:,.2f} J"

@@ -29,6 +29,7 @@ from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.errors import InputError
+from advisor.core.infra.units import fmt_seconds
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.feel import READING_TPS, UNNOTICED_S
 from advisor.core.predict.projection import Projection, Target, project
@@ -133,6 +134,10 @@ class Sizing:
         return asdict(self)
 
 
+def _people(n: int, word: str = "users") -> str:
+    return f"{n} {'person' if word == 'people' else 'user'}" if n == 1 else f"{n} {word}"
+
+
 def _layout(o: Option) -> str:
     if o.split == 1:
         return (
@@ -168,7 +173,7 @@ def _evaluate(
     if p.fits != "yes":
         return Option(
             **base,
-            why=f"the model and the KV cache of {users} users need "
+            why=f"the model and the KV cache of {_people(users)} need "
             f"{p.memory_needed_bytes / 1e9:.1f} GB, more than {p.memory_gb * split:g} GB",
         )
     if not p.per_user_tps or not p.prefill_tps or p.beyond_context:
@@ -184,7 +189,7 @@ def _evaluate(
     if rho >= SATURATED:
         return Option(
             **base, decode_per_user_tps=round(per_user, 2), prompt_busy_share=round(rho, 3),
-            why=f"{users} users send prompts faster than one copy reads them "
+            why=f"{_people(users)} send prompts faster than one copy reads them "
             f"({rho:.0%} of its time)",
         )  # fmt: skip
     ttft = read_95 + rho * read_mean / (2 * (1 - rho))
@@ -192,18 +197,18 @@ def _evaluate(
     misses = []
     if per_user < target.min_decode_tps:
         misses.append(
-            f"{users} users get {per_user:.1f} tokens/s each, below {target.min_decode_tps:g}"
+            f"{_people(users)} get {per_user:.1f} tokens/s each, below {target.min_decode_tps:g}"
         )
     if ttft > target.ttft_p95_s:
         misses.append(
-            f"the first token takes {ttft:.1f} s at the 95th percentile, over "
+            f"the first token takes {fmt_seconds(ttft)} at the 95th percentile, over "
             f"{target.ttft_p95_s:g} s"
         )
     why = (
         "; ".join(misses)
         if misses
-        else f"{users} users get {per_user:.1f} tokens/s each and the first token in "
-        f"{ttft:.2f} s at the 95th percentile"
+        else f"{_people(users)} get {per_user:.1f} tokens/s each and the first token in "
+        f"{fmt_seconds(ttft)} at the 95th percentile"
     )
     return Option(
         **base, decode_per_user_tps=round(per_user, 2),
@@ -248,7 +253,7 @@ def _answer(
     tried: list[Option], max_cards: int,
 ) -> str:  # fmt: skip
     goal = (
-        f"{load.peak_users} people at once, first token within {target.ttft_p95_s:g} s "
+        f"{_people(load.peak_users, 'people')} at once, first token within {target.ttft_p95_s:g} s "
         f"(95th percentile) and at least {target.min_decode_tps:g} tokens/s each"
     )
     if chosen is None:

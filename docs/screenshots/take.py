@@ -45,19 +45,31 @@ def ensure_runs() -> None:
 
 
 def ensure_workload() -> None:
-    """One imported workload (the test fixture of a llama-server log with timestamps)."""
+    """One imported workload: a 3 MB OpenAI-style log from benchmarks/make_openai_jsonl.py
+    (multi-turn chats of a small team, seeded)."""
     if list(HOME.rglob("workloads.json")):
         return
-    log = Path(__file__).resolve().parents[2] / "tests/core/traffic/fixtures"
+    repo = Path(__file__).resolve().parents[2]
+    log = HOME / "team-traffic.jsonl"
+    HOME.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, str(repo / "benchmarks/make_openai_jsonl.py"), str(log),
+                    "--size-mb", "3"], check=True, capture_output=True)  # fmt: skip
     env = {**os.environ, "ADVISOR_HOME": str(HOME)}
-    subprocess.run([sys.executable, "-m", "advisor", "workload", "import",
-                    str(log / "openai_requests.jsonl"), "--name", "my team"], env=env,
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run([sys.executable, "-m", "advisor", "workload", "import", str(log), "--name",
+                    "my team"], env=env, check=True, capture_output=True)  # fmt: skip
 
 
 def wait(app, seconds: float) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def wait_for(app, ready, seconds: float = 60) -> None:
+    """Pump events until `ready()` (a page's work has landed) or `seconds` pass."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and not ready():
         app.processEvents()
         time.sleep(0.02)
 
@@ -85,9 +97,13 @@ def shoot(theme: str) -> None:
     wait(app, 12)  # detection (cached after the first), the newest run reopened, projections
     for name, page in SHOTS.items():
         window.show_page(page)
+        if page == "Upgrade":
+            wait_for(app, lambda: window.upgrade.model.rowCount() > 0
+                     and "Best" in window.upgrade.answer.text())  # fmt: skip
         if page == "Your workload":
+            wait_for(app, lambda: window.workload.saved.count() > 0)
             window.workload.size_button.click()
-            wait(app, 3)
+            wait_for(app, lambda: " at once" in window.workload.answer.text())
         if page == "Compare all devices":
             window.compare.filter.setText("RTX 40")
             wait(app, 2)

@@ -7,6 +7,7 @@ import html
 import threading
 from pathlib import Path
 
+from advisor.core.infra.units import fmt_seconds
 from advisor.core.traffic import SavedWorkload, TrafficStats
 from advisor.gui.qt import QtCore, QtGui, QtWidgets
 from advisor.gui.services import AppServices
@@ -334,7 +335,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.servers.setRowCount(len(servers))
         for row, s in enumerate(servers):
             cells = (s.device, str(s.cards), f"{s.decode_per_user_tps:,.1f}",
-                     f"{s.ttft_p95_s:.2f} s", s.basis)  # fmt: skip
+                     fmt_seconds(s.ttft_p95_s), s.basis)  # fmt: skip
             for col, text in enumerate(cells):
                 item = QtWidgets.QTableWidgetItem(text)
                 if col in (1, 2, 3):
