@@ -36,6 +36,7 @@ def _command(name: str) -> Callable[..., object]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command of the `advisor` command line; the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _terminate_through_cleanup()
     try:
         return _dispatch(argv)
     except AdvisorError as exc:
@@ -48,6 +49,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception as exc:  # a bug of ours: one line for the user, the traceback in the log
         return _report_bug(exc, argv)
+
+
+def _terminate_through_cleanup() -> None:
+    """SIGTERM (a `kill`, a closing terminal, a service manager) ends the command the way
+    Ctrl-C does: through every `finally`, so a half-written file is removed, not left behind.
+    Python's default is to die on the spot."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGTERM"):
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    import contextlib
+
+    # not allowed here (an embedding host): keep the default
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGTERM, stop)
 
 
 def _dispatch(argv: list[str]) -> int:

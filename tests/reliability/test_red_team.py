@@ -46,6 +46,9 @@ def _cases() -> list[tuple[str, tuple[str, ...], int]]:
                                  "100000"))  # fmt: skip
     small = ("--batch-size", "256", "--ubatch-size", "512")
     add("bench --ubatch above --batch-size", ("bench", "--synthetic", "llama-3.2-1b:q4_0", *small))
+    for v in ("0", "-1", "nan", "inf", "abc"):
+        add(f"bench --watchdog {v!r}", ("bench", "--synthetic", "llama-3.2-1b:q4_0",
+                                        "--watchdog", v))  # fmt: skip
     add("bench unknown shape", ("bench", "--synthetic", "llama-9-900b:q4_0"))
     add("bench unknown quant", ("bench", "--synthetic", "llama-3.2-1b:q3_zz"))
     add("bench no model", ("bench",))
@@ -60,6 +63,8 @@ def _cases() -> list[tuple[str, tuple[str, ...], int]]:
     add("project unknown device", ("project", *SHAPE, "--to", "RTX 9999 Ultra"))
     add("project unknown workload", (*PROJECT, "--workload", "gaming"))
     add("project unknown backend", (*PROJECT, "--backend", "opencl"))
+    add("project unknown --from-backend", (*PROJECT, "--from-device", "RTX 3060", "--from-tg",
+                                           "30", "--from-backend", "foo"))  # fmt: skip
     add("project --from-tg without device", (*PROJECT, "--from-tg", "30"))
     add("project absurd measured decode", (*PROJECT, "--from-device", "RTX 3060", "--from-tg",
                                            "90000"))  # fmt: skip

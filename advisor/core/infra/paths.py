@@ -47,8 +47,18 @@ class AppPaths:
         return self.cache / "hardware.json"
 
     def ensure(self) -> AppPaths:
+        """Create the folders; one that cannot be (a file stands there, no permission, a
+        read-only disk) raises StorageError with the folder and the reason."""
+        from advisor.core.infra.errors import StorageError, os_reason
+
         for p in (self.data, self.cache, self.logs, self.config, self.synthetic_models):
-            p.mkdir(parents=True, exist_ok=True)
+            try:
+                p.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(
+                    f"The app's folder {p} cannot be used ({os_reason(exc)}); move what stands "
+                    "there, or set ADVISOR_HOME to another folder."
+                ) from exc
         return self
 
 

@@ -1,0 +1,147 @@
+"""Figures computed by hand in the test (not read back from the code): the explanation of a
+decode, the batched ceiling, run statistics, the GGUF checks a damaged file must fail, and the
+edges of fits / partial / no, Apple's usable share and the OS reserve.
+
+Each test kills one of the small bugs the test-quality issue planted (benchmarks/planted_bugs.py
+re-plants them): the arithmetic is written out here so the code cannot agree with itself.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import pytest
+
+from advisor.core.catalogue.catalogue import load_catalogue
+from advisor.core.hardware.profile import Host
+from advisor.core.infra.units import GiB
+from advisor.core.model.facts import facts_from_shape
+from advisor.core.model.gguf_file import InvalidModelError, read_gguf_header
+from advisor.core.model.shapes import get_shape
+from advisor.core.predict.explain import explain_test
+from advisor.core.predict.memory_fit import fit_on
+from advisor.core.runs.config import TestSpec
+from advisor.core.runs.stats import summarise_samples
+
+# llama-2-7b: 32 layers, 32 KV heads of 128 -> K and V, f16: 2 x 32 x 32 x 128 x 2 bytes
+LLAMA2_KV_PER_TOKEN = 2 * 32 * 32 * 128 * 2  # 524,288 bytes: large, so its share shows
+
+
+@pytest.fixture(scope="module")
+def llama2():
+    return facts_from_shape(get_shape("llama-2-7b"), "q4_0")
+
+
+def _decode(n_gen: int, batch: int, seconds: list[float]):
+    spec = TestSpec("decode", 0, n_gen, 0, batch)
+    return summarise_samples(spec, seconds, None)
+
+
+def test_kv_per_token_by_hand(llama2):
+    assert llama2.kv_bytes_per_token() == LLAMA2_KV_PER_TOKEN
+
+
+def test_a_decode_reads_the_weights_and_the_growing_cache(llama2):
+    # tg128 from an empty cache: the cache holds 0..127 tokens, 64 on average
+    test = explain_test(_decode(128, 1, [4.0, 4.0]), llama2, 100e9, None, None)
+    expected = llama2.active_weights_bytes + 64 * LLAMA2_KV_PER_TOKEN
+    assert test.bytes_per_token == pytest.approx(expected, rel=1e-9)
+    assert test.decode_ceiling_tps == pytest.approx(100e9 / expected, rel=1e-9)
+
+
+def test_four_streams_read_the_weights_once_and_four_caches(llama2):
+    # 4 streams x 128 tokens: one step reads the weights once and 4 caches of 64 tokens
+    test = explain_test(_decode(128, 4, [8.0, 8.0]), llama2, 100e9, None, None)
+    step = llama2.active_weights_bytes + 4 * 64 * LLAMA2_KV_PER_TOKEN
+    assert test.decode_ceiling_tps == pytest.approx(4 * 100e9 / step, rel=1e-9)
+    assert test.bytes_per_token == pytest.approx(step / 4, rel=1e-9)
+
+
+def test_run_statistics_by_hand():
+    # 128 tokens in 1 s, 2 s and 4 s: 128, 64 and 32 tokens/s
+    t = summarise_samples(TestSpec("decode", 0, 128, 0, 1), [1.0, 2.0, 4.0], None)
+    assert t.tokens_per_s == pytest.approx(224 / 3)  # the mean of the rates, not 384 t / 7 s
+    # sample standard deviation (n - 1) of the rates: sqrt((53.33^2 + 10.67^2 + 42.67^2) / 2)
+    by_hand = math.sqrt(((128 - 224 / 3) ** 2 + (64 - 224 / 3) ** 2 + (32 - 224 / 3) ** 2) / 2)
+    assert by_hand == pytest.approx(48.881, abs=1e-3)
+    assert t.stddev == pytest.approx(by_hand, rel=1e-9)
+
+
+# --- GGUF checks a damaged file must fail -------------------------------------------------
+
+
+def _tensor_info_at(data: bytes, name: str) -> int:
+    """Offset of the tensor info record of `name` (just after its name) in a GGUF header."""
+    key = struct.pack("<Q", len(name)) + name.encode()
+    return data.index(key) + len(key)
+
+
+@pytest.fixture(scope="module")
+def tiny_file(make_synth):
+    return make_synth("qwen2.5-0.5b", "q4_0", 2)
+
+
+def _second_tensor(path):
+    header = read_gguf_header(path)
+    ordered = sorted(header.tensors, key=lambda t: t.offset)
+    return ordered[1], header
+
+
+def test_an_unaligned_tensor_is_refused(tiny_file, tmp_path):
+    data = bytearray(tiny_file.read_bytes())
+    t, _ = _second_tensor(tiny_file)
+    at = _tensor_info_at(bytes(data), t.name)
+    n_dims = struct.unpack_from("<I", data, at)[0]
+    where = at + 4 + 8 * n_dims + 4  # after the dims and the type: the offset
+    struct.pack_into("<Q", data, where, t.offset + 1)  # 1 byte past a 32-byte boundary
+    bad = tmp_path / "offset-plus-one.gguf"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(InvalidModelError, match="unaligned"):
+        read_gguf_header(bad)
+
+
+def test_a_row_that_is_not_whole_blocks_is_refused(tiny_file, tmp_path):
+    data = bytearray(tiny_file.read_bytes())
+    header = read_gguf_header(tiny_file)
+    q4 = next(t for t in header.tensors if t.ggml_type == 2 and t.shape[0] % 32 == 0)  # Q4_0
+    at = _tensor_info_at(bytes(data), q4.name)
+    struct.pack_into("<Q", data, at + 4, q4.shape[0] - 16)  # half a 32-value block short
+    bad = tmp_path / "short-row.gguf"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(InvalidModelError, match="block of 32"):
+        read_gguf_header(bad)
+
+
+# --- fits / partial / no at their edges ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return load_catalogue()
+
+
+HOST = Host(ram_bytes=32 * GiB, ram_bandwidth_bytes_per_s=60e9)
+
+
+def test_a_card_fits_up_to_its_memory_less_the_driver_reserve_and_not_beyond(cat):
+    rtx = cat.by_id("nvidia-geforce-rtx-4090")
+    usable = (24 - 1) * GiB  # 24 GiB less 1 GiB for the driver and compute buffers
+    assert fit_on(rtx, 1, usable, 24, HOST).fits == "yes"
+    over = fit_on(rtx, 1, usable * 1.05, 24, HOST)  # 5% over is not "yes"
+    assert over.fits == "partial" and over.share_on_device == pytest.approx(1 / 1.05)
+
+
+def test_what_spills_needs_ram_beyond_the_os_reserve(cat):
+    rtx = cat.by_id("nvidia-geforce-rtx-4090")
+    # room: 23 GiB on the card + (32 - 4) GiB of RAM the OS leaves = 51 GiB
+    assert fit_on(rtx, 1, 50.5 * GiB, 24, HOST).fits == "partial"
+    assert fit_on(rtx, 1, 52 * GiB, 24, HOST).fits == "no"  # fits 55 GiB without the reserve
+    assert fit_on(rtx, 1, 60 * GiB, 24, HOST).fits == "no"
+
+
+def test_apple_gpu_share_two_thirds_below_36_gb(cat):
+    m1 = cat.by_id("apple-m1-7c")
+    # Metal's working set on a 16 GB Mac: about 2/3 of it, 10.72 GiB; 3/4 would be 12 GiB
+    assert fit_on(m1, 1, 10.6 * GiB, 16, HOST).fits == "yes"
+    assert fit_on(m1, 1, 11.5 * GiB, 16, HOST).fits != "yes"
