@@ -102,14 +102,17 @@ def _report_bug(exc: Exception, argv: list[str]) -> int:
 
     where = ""
     try:
+        from advisor.core.infra.logs import logging_to_file
+
         paths = app_paths()
         setup_logging(paths, component="cli")
-        logging.getLogger("advisor.cli").exception("unexpected error in %s", argv)
-        where = f"; details are in {paths.log_file}"
-    except Exception:  # the log folder itself is the problem: the traceback goes to stderr
-        import traceback
-
-        traceback.print_exc(file=sys.stderr)
+        if logging_to_file():
+            logging.getLogger("advisor.cli").exception("unexpected error in %s", argv)
+            where = f"; details are in {paths.log_file}"
+        else:
+            where = f"; no details were kept (the log folder {paths.logs} cannot be used)"
+    except Exception:  # nothing more to tell: the one sentence below still goes out
+        pass
     print(
         f"advisor: unexpected error ({exc.__class__.__name__}: {exc}){where}. This is a bug; "
         "please report it.",

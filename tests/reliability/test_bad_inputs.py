@@ -76,14 +76,14 @@ def bad_files(tmp_path_factory, make_synth) -> dict[str, tuple[Path, str]]:
 
 def _write_split_model(path: Path) -> list[Path]:
     """A real split model (split.no / split.count metadata), as gguf-split writes one."""
+    from dataclasses import replace
+
     import gguf
     import numpy as np
 
     from advisor.bench.synth import _add_metadata
     from advisor.core.model.facts import typed_layout
     from advisor.core.model.quant import file_type
-
-    from dataclasses import replace
 
     # a real split needs only the split metadata and tensors spread over parts: a 1,024-token
     # vocabulary keeps the zero-filled file at a few MB instead of 300

@@ -49,6 +49,8 @@ def _cases() -> list[tuple[str, tuple[str, ...], int]]:
     for v in ("0", "-1", "nan", "inf", "abc"):
         add(f"bench --watchdog {v!r}", ("bench", "--synthetic", "llama-3.2-1b:q4_0",
                                         "--watchdog", v))  # fmt: skip
+    add("bench --layers 100000 (refused before writing)", ("bench", "--synthetic",
+        "llama-3.2-1b:q4_0", "--layers", "100000"))  # fmt: skip
     add("bench unknown shape", ("bench", "--synthetic", "llama-9-900b:q4_0"))
     add("bench unknown quant", ("bench", "--synthetic", "llama-3.2-1b:q3_zz"))
     add("bench no model", ("bench",))

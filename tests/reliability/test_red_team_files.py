@@ -177,3 +177,48 @@ def test_two_first_time_writers_of_the_same_model_both_succeed(tmp_path):
     assert not errors, errors
     assert facts_from_gguf(out).n_layers == 2
     assert list(out.parent.iterdir()) == [out]  # no partial file left
+
+
+def test_runs_folder_that_is_a_file_gives_the_real_reason(tiny_run, tmp_path):
+    from advisor.core.runs.history import History, HistoryError
+
+    runs = tmp_path / "runs"
+    runs.write_text("not a folder", encoding="utf-8")
+    with pytest.raises(HistoryError) as err:
+        History(runs).save(tiny_run)
+    message = str(err.value)
+    assert "a file stands where a folder should be" in message
+    assert "Free some space" not in message  # not the full-disk advice
+    assert runs.read_text(encoding="utf-8") == "not a folder"
+
+
+def test_an_unusable_log_folder_leaves_one_sentence_on_stderr(tmp_path, monkeypatch):
+    """The last-resort handler never raises: with the log folder a file, an unexpected error is
+    still one sentence, and logging falls back to stderr."""
+    import advisor.core.infra.logs as logs
+    from advisor.cli import _report_bug
+    from advisor.core.infra.paths import app_paths
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "logs").write_text("a file where the log folder goes", encoding="utf-8")
+    monkeypatch.setenv("ADVISOR_HOME", str(home))
+    monkeypatch.setattr(logs, "_configured", False)
+    import contextlib
+    import io
+    import logging
+
+    root = logging.getLogger()
+    before = list(root.handlers)
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            code = _report_bug(RuntimeError("boom"), ["detect"])
+    finally:
+        for h in root.handlers[len(before) :]:
+            root.removeHandler(h)
+        logs._configured = False
+    lines = [line for line in err.getvalue().splitlines() if line.strip()]
+    assert code == 1 and len(lines) == 1, err.getvalue()
+    assert "boom" in lines[0] and "Traceback" not in err.getvalue()
+    assert str(app_paths(home).logs) in lines[0]

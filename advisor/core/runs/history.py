@@ -7,6 +7,7 @@ be read is moved aside (never silently deleted) and reported.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from advisor.core.infra.atomic import atomic_write_text
-from advisor.core.infra.errors import StorageError
+from advisor.core.infra.errors import StorageError, os_reason
 from advisor.core.infra.serde import json_safe
 from advisor.core.runs.results import RunResult
 
@@ -47,10 +48,15 @@ class History:
         try:
             atomic_write_text(path, text)
         except OSError as exc:
-            reason = "the disk is full" if exc.errno == 28 else (exc.strerror or str(exc))
-            raise HistoryError(
-                f"The run could not be saved ({reason}); earlier runs are untouched. "
+            full = exc.errno == errno.ENOSPC
+            advice = (
                 "Free some space and export the result instead."
+                if full
+                else f"Export the result instead, and check the folder {self.folder}."
+            )
+            raise HistoryError(
+                f"The run could not be saved ({os_reason(exc)}); earlier runs are untouched. "
+                + advice
             ) from exc
         return path
 
