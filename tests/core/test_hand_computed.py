@@ -145,3 +145,43 @@ def test_apple_gpu_share_two_thirds_below_36_gb(cat):
     # Metal's working set on a 16 GB Mac: about 2/3 of it, 10.72 GiB; 3/4 would be 12 GiB
     assert fit_on(m1, 1, 10.6 * GiB, 16, HOST).fits == "yes"
     assert fit_on(m1, 1, 11.5 * GiB, 16, HOST).fits != "yes"
+
+
+@pytest.mark.parametrize(("version", "reads"), [(2, True), (3, True), (1, False), (4, False)])
+def test_gguf_versions_2_and_3_read_others_refused(tiny_file, tmp_path, version, reads):
+    data = bytearray(tiny_file.read_bytes())
+    struct.pack_into("<I", data, 4, version)  # right after the magic
+    path = tmp_path / f"v{version}.gguf"
+    path.write_bytes(bytes(data))
+    if reads:
+        assert read_gguf_header(path).version == version
+    else:
+        with pytest.raises(InvalidModelError, match=f"version {version}, which is not supported"):
+            read_gguf_header(path)
+
+
+def test_overlapping_tensors_are_refused(tiny_file, tmp_path):
+    data = bytearray(tiny_file.read_bytes())
+    ordered = sorted(read_gguf_header(tiny_file).tensors, key=lambda t: t.offset)
+    first, second = ordered[0], ordered[1]
+    assert first.n_bytes > 64
+    at = _tensor_info_at(bytes(data), second.name)
+    n_dims = struct.unpack_from("<I", data, at)[0]
+    where = at + 4 + 8 * n_dims + 4
+    struct.pack_into("<Q", data, where, first.offset + 32)  # aligned, but inside the first
+    path = tmp_path / "overlap.gguf"
+    path.write_bytes(bytes(data))
+    with pytest.raises(InvalidModelError, match="overlaps"):
+        read_gguf_header(path)
+
+
+@pytest.mark.parametrize(
+    ("head", "hint"),
+    [(b"<!DOCTYPE html>", "text or web page"), (b'{"error": 1}', "text or web page"),
+     (b"PK\x03\x04", "zip archive"), (b"ggjt\x01\x00", "old GGML file")],
+)  # fmt: skip
+def test_what_a_wrong_file_looks_like_is_said(tmp_path, head, hint):
+    path = tmp_path / "download.gguf"
+    path.write_bytes(head + b"\x00" * 64)
+    with pytest.raises(InvalidModelError, match=hint):
+        read_gguf_header(path)
