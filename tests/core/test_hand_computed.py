@@ -185,3 +185,74 @@ def test_what_a_wrong_file_looks_like_is_said(tmp_path, head, hint):
     path.write_bytes(head + b"\x00" * 64)
     with pytest.raises(InvalidModelError, match=hint):
         read_gguf_header(path)
+
+
+# --- statistics: the t table against a second formula, the interval and the stopping rule ------
+
+
+def _t_quantile_975(df: int) -> float:
+    """Student's t 97.5% quantile by bisection on the CDF, the CDF by Simpson's rule on the pdf
+    (math.gamma): a formula independent of the table in stats.py."""
+
+    def pdf(x: float) -> float:
+        c = math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
+        return c * (1 + x * x / df) ** (-(df + 1) / 2)
+
+    def upper_tail_mass(t: float, n: int = 4000) -> float:  # P(0 <= X <= t)
+        h = t / n
+        s = pdf(0) + pdf(t) + sum((4 if i % 2 else 2) * pdf(i * h) for i in range(1, n))
+        return s * h / 3
+
+    lo, hi = 0.0, 20.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if upper_tail_mass(mid) < 0.475:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+@pytest.mark.parametrize("df", [2, 3, 5, 8, 12, 15, 22, 30])
+def test_the_t_table_agrees_with_the_t_distribution(df):
+    from advisor.core.runs.stats import t95
+
+    assert t95(df) == pytest.approx(_t_quantile_975(df), abs=6e-4)
+
+
+def test_the_95_interval_and_the_stopping_rule_by_hand():
+    from advisor.core.runs.stats import enough_repetitions, mean_interval, relative_half_width
+
+    lo, hi = mean_interval([128.0, 64.0, 32.0])
+    half = 4.303 * 48.8808 / math.sqrt(3)  # t(2) x sample sd / sqrt(n)
+    assert (lo + hi) / 2 == pytest.approx(224 / 3, rel=1e-9)
+    assert (hi - lo) / 2 == pytest.approx(half, rel=1e-4)
+    # 100, 101, 99: sd 1, half-width 4.303 / sqrt(3) = 2.48 -> 2.48% of the mean: keep going
+    assert relative_half_width([100.0, 101.0, 99.0]) == pytest.approx(0.024844, rel=1e-3)
+    assert not enough_repetitions([100.0, 101.0, 99.0])
+    # 100, 100.5, 99.5: half-width 1.24% -> stop
+    assert enough_repetitions([100.0, 100.5, 99.5])
+    assert not enough_repetitions([100.0])  # at least two
+    assert enough_repetitions([100.0, 150.0, 50.0, 120.0, 80.0])  # at most five
+
+
+def test_achieved_bandwidth_and_efficiency_by_hand(llama2):
+    # 128 tokens in 4 s: 32 tokens/s; each reads the weights and 64 tokens of cache
+    test = explain_test(_decode(128, 1, [4.0, 4.0]), llama2, 100e9, None, None)
+    per_token = llama2.active_weights_bytes + 64 * LLAMA2_KV_PER_TOKEN
+    assert test.achieved_bandwidth_bytes_per_s == pytest.approx(32 * per_token, rel=1e-9)
+    assert test.efficiency == pytest.approx(32 / (100e9 / per_token), rel=1e-9)
+
+
+def test_noisy_and_busy_start_just_past_their_thresholds():
+    from dataclasses import replace
+
+    from advisor.core.predict.explain import run_notes
+
+    base = _decode(128, 1, [4.0, 4.0])  # 32 t/s, no spread
+    at_5 = replace(base, stddev=0.05 * 32, other_cpu_load=0.10)  # exactly at both thresholds
+    past = replace(base, stddev=0.051 * 32, other_cpu_load=0.11)
+    assert run_notes([at_5])[:2] == (False, False)
+    busy, noisy, notes = run_notes([past])
+    assert busy and noisy and len(notes) == 2
+    assert "11%" in notes[0] and base.name in notes[1]
