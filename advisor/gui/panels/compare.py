@@ -25,6 +25,9 @@ _NO_GAIN = {
 }
 
 
+RESIZE_ROWS = 25  # rows measured when columns are fitted to their contents
+
+
 class ComparePanel(QtWidgets.QWidget):
     def __init__(self, services: AppServices, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
@@ -200,6 +203,9 @@ class ComparePanel(QtWidgets.QWidget):
         self.model.set_projections(table.projections, table.classes, table.this_machine_id)
         if not self._sized_once:  # later refreshes keep the widths (no re-measuring)
             self._sized_once = True
+            # measure the first rows only: every cell of 100+ rows took over 100 ms of the GUI
+            # thread right after a run (Qt's own knob for this)
+            self.table.horizontalHeader().setResizeContentsPrecision(RESIZE_ROWS)
             self.table.resizeColumnsToContents()
             header = self.table.horizontalHeader()
             header.resizeSection(

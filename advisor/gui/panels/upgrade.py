@@ -25,6 +25,8 @@ from advisor.gui.widgets import heading, muted, value_label
 from advisor.usecases.report_card import CardFacts, report_card_html
 from advisor.usecases.upgrade import Candidate, Projected, Ranking, rank_candidates
 
+RESIZE_ROWS = 25  # rows measured when columns are fitted to their contents
+
 
 class UpgradePanel(QtWidgets.QWidget):
     full_table_requested = QtCore.Signal()
@@ -222,6 +224,9 @@ class UpgradePanel(QtWidgets.QWidget):
         self.model.set_rows(list(self.ranking.candidates))
         if not self._sized and self.ranking.candidates:
             self._sized = True
+            # measure the first rows only: every cell of 100+ rows took over 100 ms of the GUI
+            # thread right after a run (Qt's own knob for this)
+            self.table.horizontalHeader().setResizeContentsPrecision(RESIZE_ROWS)
             self.table.resizeColumnsToContents()
             header = self.table.horizontalHeader()
             header.resizeSection(0, min(header.sectionSize(0), 230))
