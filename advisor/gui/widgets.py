@@ -53,3 +53,18 @@ class Card(QtWidgets.QGroupBox):
         self.body = QtWidgets.QVBoxLayout(self)
         self.body.setContentsMargins(12, 8, 12, 10)
         self.body.setSpacing(6)
+
+
+def accept_file_drag(event: QtGui.QDragEnterEvent) -> None:
+    """Accept a drag that carries files (the Model and Workload pages take dropped files)."""
+    if event.mimeData().hasUrls():
+        event.acceptProposedAction()
+
+
+def dropped_file(event: QtGui.QDropEvent) -> str | None:
+    """The first local file of a drop (accepting it), or None."""
+    urls = [u for u in event.mimeData().urls() if u.isLocalFile()]
+    if not urls:
+        return None
+    event.acceptProposedAction()
+    return urls[0].toLocalFile()

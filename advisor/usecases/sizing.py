@@ -28,8 +28,8 @@ from typing import Any
 from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host
-from advisor.core.infra.errors import InputError
 from advisor.core.infra.units import fmt_seconds
+from advisor.core.infra.validate import number
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.feel import READING_TPS, UNNOTICED_S
 from advisor.core.predict.projection import Projection, Target, project
@@ -40,6 +40,8 @@ from advisor.core.traffic import TrafficStats
 DEFAULT_TTFT_S = 2.0 * UNNOTICED_S  # a first word within 2 s: the wait is felt, not resented
 DEFAULT_MIN_TPS = READING_TPS  # faster than people read (feel.py gives the source)
 MAX_CARDS = 8
+MAX_TTFT_S = 3600.0
+MAX_MIN_TPS = 10_000.0
 SPLITS = (1, 2, 4, 8)  # cards one copy of the model is split over
 SATURATED = 0.95  # prompt reading busier than this: the queue grows without bound
 
@@ -92,10 +94,8 @@ class SizingTarget:
     min_decode_tps: float = DEFAULT_MIN_TPS
 
     def __post_init__(self) -> None:
-        for name, v, hi in (("time to first token", self.ttft_p95_s, 3600.0),
-                            ("decode per user", self.min_decode_tps, 10_000.0)):  # fmt: skip
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and 0 < v <= hi):
-                raise InputError(f"The {name} target must be a number above 0 and at most {hi:g}.")
+        number("The time-to-first-token target", self.ttft_p95_s, 0, MAX_TTFT_S, unit="s")
+        number("The decode-per-user target", self.min_decode_tps, 0, MAX_MIN_TPS, unit="tokens/s")
 
 
 @dataclass(frozen=True)

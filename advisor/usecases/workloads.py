@@ -66,6 +66,12 @@ def saved_workloads(paths: AppPaths) -> dict[str, SavedWorkload]:
     return workload_store(paths).load()
 
 
+def find_saved(name: str, paths: AppPaths) -> SavedWorkload | None:
+    """The saved workload called `name` (case and spacing as `--workload` ignores them)."""
+    key = normalise_key(name)
+    return next((v for k, v in saved_workloads(paths).items() if normalise_key(k) == key), None)
+
+
 def resolve_workload(name: str, paths: AppPaths | None) -> Workload:
     """A preset by id, or a saved workload by name (case-insensitively); one sentence if
     neither, with the closest names."""
@@ -74,11 +80,11 @@ def resolve_workload(name: str, paths: AppPaths | None) -> Workload:
     except UnknownWorkloadError:
         if paths is None:
             raise
+    found = find_saved(name, paths)
+    if found is not None:
+        return as_workload(found)
     saved = saved_workloads(paths)
-    by_key = {normalise_key(k): v for k, v in saved.items()}
     key = normalise_key(name)
-    if key in by_key:
-        return as_workload(by_key[key])
     choices = {**{k: k for k in PRESETS}, **{normalise_key(k): k for k in saved}}
     close = [choices[c] for c in closest(key, choices, n=2, cutoff=0.3)]
     hint = did_you_mean(close[0], close) if close else ""
@@ -149,6 +155,15 @@ def import_workload(
         return Imported(stats, None, None)
     saved = workload_store(paths).save(name, stats)
     return Imported(stats, saved, as_workload(saved))
+
+
+def tokens_basis(stats: TrafficStats) -> str:
+    """What the token counts rest on, in words (the same on the CLI and the Workload page)."""
+    if stats.tokens == "exact" and "estimate" in stats.counter:
+        return "exact (the file's own usage figures)"
+    if stats.tokens == "partly exact":
+        return f"partly exact (usage figures where the file has them, else {stats.counter})"
+    return f"{stats.tokens} ({stats.counter})"
 
 
 def default_name(path: str | os.PathLike[str]) -> str:

@@ -27,6 +27,8 @@ from advisor.usecases.models import facts_for_choice
 from advisor.usecases.sizing import (
     DEFAULT_MIN_TPS,
     DEFAULT_TTFT_S,
+    MAX_MIN_TPS,
+    MAX_TTFT_S,
     Load,
     Sizing,
     SizingTarget,
@@ -36,8 +38,10 @@ from advisor.usecases.sizing import (
 from advisor.usecases.workloads import (
     as_workload,
     default_name,
+    find_saved,
     import_workload,
     saved_workloads,
+    tokens_basis,
     workload_store,
 )
 
@@ -99,7 +103,7 @@ def _stats_text(name: str, s: TrafficStats) -> str:
             f"{s.requests:,}"
             + (f" in {s.conversations:,} conversations" if s.conversations else ""),
         ),
-        ("Tokens", _tokens_basis(s)),
+        ("Tokens", tokens_basis(s)),
         (
             "New prompt tokens",
             f"median {fig(s.prompt_tokens_median)}, p90 {fig(s.prompt_tokens_p90)}",
@@ -129,14 +133,6 @@ def _stats_text(name: str, s: TrafficStats) -> str:
     ]
     notes = "\n".join(f"  - {n}" for n in s.notes)
     return format_pairs(rows) + ("\nNotes:\n" + notes if notes else "")
-
-
-def _tokens_basis(s: TrafficStats) -> str:
-    if s.tokens == "exact" and "estimate" in s.counter:
-        return "exact (the file's own usage figures)"
-    if s.tokens == "partly exact":
-        return f"partly exact (usage figures where the file has them, else {s.counter})"
-    return f"{s.tokens} ({s.counter})"
 
 
 def _list() -> Output:
@@ -178,8 +174,7 @@ def _delete(args: argparse.Namespace) -> Output:
 
 def _size(args: argparse.Namespace) -> Output:
     paths = app_paths()
-    saved = saved_workloads(paths)
-    match = {k.lower(): v for k, v in saved.items()}.get(args.name.strip().lower())
+    match = find_saved(args.name, paths)
     if match is not None:
         load = Load.from_stats(match.stats, match.name)
     else:
@@ -191,8 +186,8 @@ def _size(args: argparse.Namespace) -> Output:
         load = Load(peak, load.prompt_p95, load.prompt_median, load.history_p95,
                     load.answer_median, load.source + f", sized for {peak} at once")  # fmt: skip
     target = SizingTarget(
-        ttft_p95_s=number("--ttft", args.ttft, 0.01, 3600) if args.ttft else DEFAULT_TTFT_S,
-        min_decode_tps=number("--min-tps", args.min_tps, 0.1, 10_000)
+        ttft_p95_s=number("--ttft", args.ttft, 0, MAX_TTFT_S) if args.ttft else DEFAULT_TTFT_S,
+        min_decode_tps=number("--min-tps", args.min_tps, 0, MAX_MIN_TPS)
         if args.min_tps
         else DEFAULT_MIN_TPS,
     )

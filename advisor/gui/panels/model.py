@@ -11,7 +11,7 @@ from advisor.core.model.quant import COMMON_QUANTS
 from advisor.core.model.shapes import all_shapes
 from advisor.gui.qt import QtCore, QtGui, QtWidgets
 from advisor.gui.services import AppServices
-from advisor.gui.widgets import Card, heading, muted, value_label
+from advisor.gui.widgets import Card, accept_file_drag, dropped_file, heading, muted, value_label
 
 
 class ModelPanel(QtWidgets.QWidget):
@@ -98,14 +98,12 @@ class ModelPanel(QtWidgets.QWidget):
     # --- drag and drop -------------------------------------------------------------------
 
     def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
+        accept_file_drag(event)
 
     def dropEvent(self, event: QtGui.QDropEvent) -> None:
-        urls = [u for u in event.mimeData().urls() if u.isLocalFile()]
-        if urls:
-            event.acceptProposedAction()
-            self.open_path(urls[0].toLocalFile())
+        path = dropped_file(event)
+        if path:
+            self.open_path(path)
 
     # --- slots -------------------------------------------------------------------------
 

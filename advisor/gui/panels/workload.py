@@ -12,6 +12,7 @@ from advisor.core.traffic import SavedWorkload, TrafficStats
 from advisor.gui.qt import QtCore, QtGui, QtWidgets
 from advisor.gui.services import AppServices
 from advisor.gui.tasks import ProgressRelay
+from advisor.gui.widgets import accept_file_drag, dropped_file
 from advisor.usecases.sizing import (
     DEFAULT_MIN_TPS,
     DEFAULT_TTFT_S,
@@ -20,7 +21,7 @@ from advisor.usecases.sizing import (
     Sizing,
     SizingTarget,
 )
-from advisor.usecases.workloads import Imported, default_name
+from advisor.usecases.workloads import Imported, default_name, tokens_basis
 
 INTRO = (
     "Size the hardware for the way you really use your model: import a llama-server log, an "
@@ -37,13 +38,7 @@ def stats_html(name: str, s: TrafficStats) -> str:
     def fig(v: float | None, unit: str = "") -> str:
         return "unknown" if v is None else f"{v:,.0f}{unit}"
 
-    tokens = s.tokens
-    if s.tokens == "exact" and "estimate" in s.counter:
-        tokens = "exact (the file's own usage figures)"
-    elif s.tokens != "exact":
-        tokens = f"{s.tokens} ({s.counter})"
-    else:
-        tokens = f"exact ({s.counter})"
+    tokens = tokens_basis(s)
     rows = [
         (
             "Requests",
@@ -218,15 +213,13 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.run_import.setEnabled(self._cancel is None)
 
     def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
+        accept_file_drag(event)
 
     def dropEvent(self, event: QtGui.QDropEvent) -> None:
-        urls = [u for u in event.mimeData().urls() if u.isLocalFile()]
-        if urls:
+        path = dropped_file(event)
+        if path:
             self.name.clear()
-            self.set_file(urls[0].toLocalFile())
-            event.acceptProposedAction()
+            self.set_file(path)
 
     def _model_changed(self) -> None:
         choice = self.state.model
