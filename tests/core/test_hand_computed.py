@@ -82,6 +82,20 @@ def tiny_file(make_synth):
     return make_synth("qwen2.5-0.5b", "q4_0", 2)
 
 
+def _header_bytes(path):
+    """The file up to its tensor data: what every check below patches (the data is not read)."""
+    with path.open("rb") as f:
+        return bytearray(f.read(read_gguf_header(path).data_offset))
+
+
+def _write_like(original, data, path):
+    """`data` (a patched header) at the start of a file as long as `original`, the rest sparse."""
+    with path.open("wb") as f:
+        f.write(bytes(data))
+        f.truncate(original.stat().st_size)
+    return path
+
+
 def _second_tensor(path):
     header = read_gguf_header(path)
     ordered = sorted(header.tensors, key=lambda t: t.offset)
@@ -89,26 +103,24 @@ def _second_tensor(path):
 
 
 def test_an_unaligned_tensor_is_refused(tiny_file, tmp_path):
-    data = bytearray(tiny_file.read_bytes())
+    data = _header_bytes(tiny_file)
     t, _ = _second_tensor(tiny_file)
     at = _tensor_info_at(bytes(data), t.name)
     n_dims = struct.unpack_from("<I", data, at)[0]
     where = at + 4 + 8 * n_dims + 4  # after the dims and the type: the offset
     struct.pack_into("<Q", data, where, t.offset + 1)  # 1 byte past a 32-byte boundary
-    bad = tmp_path / "offset-plus-one.gguf"
-    bad.write_bytes(bytes(data))
+    bad = _write_like(tiny_file, data, tmp_path / "offset-plus-one.gguf")
     with pytest.raises(InvalidModelError, match="unaligned"):
         read_gguf_header(bad)
 
 
 def test_a_row_that_is_not_whole_blocks_is_refused(tiny_file, tmp_path):
-    data = bytearray(tiny_file.read_bytes())
+    data = _header_bytes(tiny_file)
     header = read_gguf_header(tiny_file)
     q4 = next(t for t in header.tensors if t.ggml_type == 2 and t.shape[0] % 32 == 0)  # Q4_0
     at = _tensor_info_at(bytes(data), q4.name)
     struct.pack_into("<Q", data, at + 4, q4.shape[0] - 16)  # half a 32-value block short
-    bad = tmp_path / "short-row.gguf"
-    bad.write_bytes(bytes(data))
+    bad = _write_like(tiny_file, data, tmp_path / "short-row.gguf")
     with pytest.raises(InvalidModelError, match="block of 32"):
         read_gguf_header(bad)
 
@@ -149,10 +161,9 @@ def test_apple_gpu_share_two_thirds_below_36_gb(cat):
 
 @pytest.mark.parametrize(("version", "reads"), [(2, True), (3, True), (1, False), (4, False)])
 def test_gguf_versions_2_and_3_read_others_refused(tiny_file, tmp_path, version, reads):
-    data = bytearray(tiny_file.read_bytes())
+    data = _header_bytes(tiny_file)
     struct.pack_into("<I", data, 4, version)  # right after the magic
-    path = tmp_path / f"v{version}.gguf"
-    path.write_bytes(bytes(data))
+    path = _write_like(tiny_file, data, tmp_path / f"v{version}.gguf")
     if reads:
         assert read_gguf_header(path).version == version
     else:
@@ -161,7 +172,7 @@ def test_gguf_versions_2_and_3_read_others_refused(tiny_file, tmp_path, version,
 
 
 def test_overlapping_tensors_are_refused(tiny_file, tmp_path):
-    data = bytearray(tiny_file.read_bytes())
+    data = _header_bytes(tiny_file)
     ordered = sorted(read_gguf_header(tiny_file).tensors, key=lambda t: t.offset)
     first, second = ordered[0], ordered[1]
     assert first.n_bytes > 64
@@ -169,8 +180,7 @@ def test_overlapping_tensors_are_refused(tiny_file, tmp_path):
     n_dims = struct.unpack_from("<I", data, at)[0]
     where = at + 4 + 8 * n_dims + 4
     struct.pack_into("<Q", data, where, first.offset + 32)  # aligned, but inside the first
-    path = tmp_path / "overlap.gguf"
-    path.write_bytes(bytes(data))
+    path = _write_like(tiny_file, data, tmp_path / "overlap.gguf")
     with pytest.raises(InvalidModelError, match="overlaps"):
         read_gguf_header(path)
 
@@ -198,13 +208,13 @@ def _t_quantile_975(df: int) -> float:
         c = math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
         return c * (1 + x * x / df) ** (-(df + 1) / 2)
 
-    def upper_tail_mass(t: float, n: int = 4000) -> float:  # P(0 <= X <= t)
+    def upper_tail_mass(t: float, n: int = 600) -> float:  # P(0 <= X <= t)
         h = t / n
         s = pdf(0) + pdf(t) + sum((4 if i % 2 else 2) * pdf(i * h) for i in range(1, n))
         return s * h / 3
 
     lo, hi = 0.0, 20.0
-    for _ in range(60):
+    for _ in range(40):  # 20 / 2**40: far below the table's 3 decimals
         mid = (lo + hi) / 2
         if upper_tail_mass(mid) < 0.475:
             lo = mid
@@ -256,3 +266,42 @@ def test_noisy_and_busy_start_just_past_their_thresholds():
     busy, noisy, notes = run_notes([past])
     assert busy and noisy and len(notes) == 2
     assert "11%" in notes[0] and base.name in notes[1]
+
+
+# --- a long string array, written byte by byte (the GGUF spec), read and cut -------------
+
+
+def _vocab_only_gguf(tokens: list[bytes], claimed: dict[int, int] | None = None) -> bytes:
+    """GGUF v3 with no tensors and one metadata key, an array of strings; `claimed` replaces
+    the length field of chosen items."""
+
+    def s(b: bytes) -> bytes:
+        return struct.pack("<Q", len(b)) + b
+
+    out = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + s(b"tokenizer.ggml.tokens")
+    out += struct.pack("<IIQ", 9, 8, len(tokens))  # ARRAY of STRING, count
+    for i, tok in enumerate(tokens):
+        out += struct.pack("<Q", (claimed or {}).get(i, len(tok))) + tok
+    return out
+
+
+def test_a_long_string_array_is_counted_and_a_cut_inside_it_is_named(tmp_path):
+    from advisor.core.model.gguf_file import ArraySummary
+
+    tokens = [f"tok{i}".encode() for i in range(1000)]
+    whole = _vocab_only_gguf(tokens)
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(whole)
+    summary = read_gguf_header(path).get("tokenizer.ggml.tokens")
+    assert isinstance(summary, ArraySummary) and summary.count == 1000
+
+    # cut inside item 700's text, then inside item 700's length field
+    item_700 = len(_vocab_only_gguf(tokens[:700]))
+    for cut in (item_700 + 8 + 2, item_700 + 3):
+        path.write_bytes(whole[:cut])
+        with pytest.raises(InvalidModelError, match="truncated"):
+            read_gguf_header(path)
+
+    path.write_bytes(_vocab_only_gguf(tokens, claimed={999: 2**40}))
+    with pytest.raises(InvalidModelError, match="claims 1,099,511,627,776 bytes"):
+        read_gguf_header(path)

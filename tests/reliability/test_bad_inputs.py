@@ -33,7 +33,19 @@ def bad_files(tmp_path_factory, make_synth) -> dict[str, tuple[Path, str]]:
     """name -> (path, words the message must contain)."""
     d = tmp_path_factory.mktemp("bad")
     good = make_synth("qwen2.5-0.5b", "q4_0", 2)
-    data = good.read_bytes()
+    from advisor.core.model.gguf_file import read_gguf_header
+
+    header = read_gguf_header(good)
+    size = good.stat().st_size
+    with good.open("rb") as f:
+        data = f.read(header.data_offset)  # the header only; each file below is cut or
+        # patched there, the tensor data left as a sparse run of zeros of the right length
+
+    def write(path: Path, head: bytes, length: int) -> None:
+        with path.open("wb") as f:
+            f.write(head)
+            f.truncate(length)
+
     files: dict[str, tuple[Path, str]] = {}
 
     files["missing"] = (d / "nowhere.gguf", "There is no file")
@@ -43,15 +55,12 @@ def bad_files(tmp_path_factory, make_synth) -> dict[str, tuple[Path, str]]:
     files["empty"] = (d / "empty.gguf", "is empty")
     (d / "text.gguf").write_text("<html>Rate limit exceeded</html>\n")
     files["text"] = (d / "text.gguf", "not a GGUF model")
-    (d / "truncated.gguf").write_bytes(data[: len(data) // 2])
+    write(d / "truncated.gguf", data, size // 2)
     files["truncated"] = (d / "truncated.gguf", "truncated")
     (d / "header-cut.gguf").write_bytes(data[:300])
     files["header cut"] = (d / "header-cut.gguf", "truncated")
 
     # a header whose tensors claim more bytes than the file has: grow one tensor's shape
-    from advisor.core.model.gguf_file import read_gguf_header
-
-    header = read_gguf_header(good)
     big = bytearray(data)
     largest = max((t for t in header.tensors if len(t.shape) == 2), key=lambda t: t.n_bytes)
     name = largest.name.encode()
@@ -59,13 +68,13 @@ def bad_files(tmp_path_factory, make_synth) -> dict[str, tuple[Path, str]]:
     n_dims = struct.unpack_from("<I", big, at)[0]
     dims = struct.unpack_from(f"<{n_dims}Q", big, at + 4)
     struct.pack_into(f"<{n_dims}Q", big, at + 4, dims[0], *(x * 64 for x in dims[1:]))
-    (d / "claims-more.gguf").write_bytes(bytes(big))
+    write(d / "claims-more.gguf", bytes(big), size)
     files["claims more"] = (d / "claims-more.gguf", "need")
 
     arch = bytearray(data)
     i = bytes(arch).index(b"qwen2", bytes(arch).index(b"general.architecture"))
     arch[i : i + 5] = b"zzzz9"
-    (d / "alien-arch.gguf").write_bytes(bytes(arch))
+    write(d / "alien-arch.gguf", bytes(arch), size)
     files["unsupported architecture"] = (d / "alien-arch.gguf", "not support")
 
     parts = _write_split_model(d / "split-model.gguf")

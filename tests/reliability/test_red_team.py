@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -156,12 +157,13 @@ def _snapshot(home: Path) -> dict[str, bytes]:
     }
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """An app folder with one saved workload and settings, so 'unchanged' means something."""
-    h = tmp_path / "home"
+@pytest.fixture(scope="module")
+def seeded_home(tmp_path_factory) -> Path:
+    """An app folder with one saved workload and settings, so 'unchanged' means something;
+    made once, copied for each case."""
+    h = tmp_path_factory.mktemp("seeded") / "home"
     h.mkdir()
-    log = tmp_path / "seed.jsonl"
+    log = h.parent / "seed.jsonl"
     log.write_text(
         json.dumps({"request": {"messages": [{"role": "user", "content": "hello there"}]},
                     "response": {"choices": [{"message": {"role": "assistant",
@@ -173,10 +175,17 @@ def home(tmp_path: Path) -> Path:
     from advisor.core.infra.paths import app_paths
     from advisor.core.infra.settings import SettingsStore
 
-    os.environ["ADVISOR_HOME"] = str(h)
     store = SettingsStore.open(app_paths(h).ensure().settings_file)
     store.update(budget_usd=1200)
     store.flush()
+    return h
+
+
+@pytest.fixture
+def home(tmp_path: Path, seeded_home: Path) -> Path:
+    h = tmp_path / "home"
+    shutil.copytree(seeded_home, h)
+    os.environ["ADVISOR_HOME"] = str(h)
     return h
 
 

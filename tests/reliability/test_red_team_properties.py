@@ -5,6 +5,7 @@ Nothing here runs llama.cpp or writes a model: the validators are the subject.""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,9 @@ from hypothesis import strategies as st
 
 from advisor.core.infra.errors import AdvisorError
 from tests.conftest import _in_process
+
+# CI tries the most values; the fast lane a third of them (ADVISOR_PROPERTY_SCALE overrides)
+SCALE = float(os.environ.get("ADVISOR_PROPERTY_SCALE", "1" if os.environ.get("CI") else "0.34"))
 
 NUMERIC_BENCH = ("--pp", "--tg", "--reps", "--depth", "--batch", "--threads", "--gpu-layers",
                  "--batch-size", "--ubatch-size", "--layers", "--watchdog")  # fmt: skip
@@ -39,7 +43,7 @@ def no_run(monkeypatch):
     monkeypatch.setattr(controller, "run_child_json", lambda *a, **k: {"available": False})
 
 
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=int(150 * SCALE), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
 @given(option=st.sampled_from(NUMERIC_BENCH), value=texts)
 def test_any_bench_option_value_is_checked_or_one_sentence(option, value, no_run, tmp_path):
@@ -52,7 +56,7 @@ def test_any_bench_option_value_is_checked_or_one_sentence(option, value, no_run
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
 
 
-@settings(max_examples=80, deadline=None,
+@settings(max_examples=int(80 * SCALE), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
 @given(value=texts)
 def test_any_synth_layers_value_is_checked_before_writing(value, tmp_path):
@@ -82,7 +86,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=int(150 * SCALE), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
 @given(data=st.data())
 def test_a_damaged_run_file_is_a_run_or_one_sentence(data, tmp_path):
