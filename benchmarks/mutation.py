@@ -3,14 +3,19 @@
 
 For each module, every small change a slip of the keyboard makes (a comparison flipped, `+`
 for `-`, `*` for `/`, a constant off by one, `and` for `or`, a `not` dropped, a `max` for a
-`min`) is applied to a copy of the source, one at a time, and that module's tests are run
-against it. A mutant the tests catch is "killed"; one they pass is a "survivor": a change in
-behaviour no test notices. The score is killed / (killed + survived); a mutant that makes the
-tests time out counts as killed.
+`min`) is applied to a copy of the source, one at a time, and the tests that reach the
+mutated line are run against it. Which tests reach which line comes from one run of the fast
+lane under coverage with a context per test (`coverage` is in the test extras); a line no
+test reaches is a survivor without a run, and a line that runs only at import (module
+constants) is tried against the module's own test files listed below. A mutant the tests
+catch is "killed"; one they pass is a "survivor": a change in behaviour no test notices. The
+score is killed / (killed + survived); a mutant that makes the tests time out counts as
+killed.
 
     python benchmarks/mutation.py                     # every module, a seeded sample each
     python benchmarks/mutation.py --module stats --all
     python benchmarks/mutation.py --sample 30 --seed 1 --out benchmarks/results/mutation.txt
+    python benchmarks/mutation.py --static           # only the module's own test files
 
 Mutants are written to the module's file in place and the original is restored after each
 (also on Ctrl-C); run it on a clean checkout, not while editing. It is slow (one test run per
@@ -22,6 +27,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import json
 import random
 import signal
 import subprocess
@@ -32,7 +38,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-# module -> the tests that speak for it (fast lane only: no llama.cpp, no GUI)
+# module -> its own test files: used for lines that run at import, and with --static
 MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "gguf_file": ("advisor/core/model/gguf_file.py",
                   ("tests/core/test_hand_computed.py", "tests/core/test_real_headers.py",
@@ -162,10 +168,65 @@ def _replace_not(tree: ast.Module, node: ast.UnaryOp) -> str:
     return ast.unparse(ast.fix_missing_locations(T().visit(tree)))
 
 
+FAST_LANE = ("-m", "not llama and not slow")
+
+
+def coverage_map(rels: list[str], workdir: Path) -> dict[str, dict[int, set[str]]]:
+    """rel path -> line -> the test ids (file::function) that execute it: one fast-lane run
+    under coverage, a dynamic context per test function."""
+    from coverage import CoverageData
+
+    rc = workdir / "coveragerc"
+    data_file = workdir / "coverage.data"
+    include = ",".join(str(REPO / r) for r in rels)
+    rc.write_text(f"[run]\ndynamic_context = test_function\ndata_file = {data_file}\n"
+                  f"include = {include}\n", encoding="utf-8")  # fmt: skip
+    cmd = [sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", "-q",
+           "-p", "no:cacheprovider", "-p", "no:xdist", *FAST_LANE, "tests"]  # fmt: skip
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit("the fast lane fails unmutated:\n" + done.stdout[-2000:])
+    data = CoverageData(basename=str(data_file))
+    data.read()
+    out: dict[str, dict[int, set[str]]] = {}
+    for measured in data.measured_files():
+        rel = Path(measured).resolve().relative_to(REPO).as_posix()
+        lines: dict[int, set[str]] = {}
+        for line, contexts in data.contexts_by_lineno(measured).items():
+            lines[line] = {t for c in contexts if (t := _test_id(c))}
+        out[rel] = lines
+    return out
+
+
+def _test_id(context: str) -> str | None:
+    """'tests.core.test_x.TestY.test_z' -> 'tests/core/test_x.py::TestY::test_z'."""
+    parts = context.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        if (REPO / ("/".join(parts[:cut]) + ".py")).is_file():
+            return "/".join(parts[:cut]) + ".py::" + "::".join(parts[cut:])
+    return None
+
+
+def lines_of(node_line: int, tree: ast.Module) -> range:
+    """The lines of the statement holding `node_line` (coverage counts a statement's first)."""
+    best: ast.stmt | None = None
+    for n in ast.walk(tree):
+        inside = isinstance(n, ast.stmt) and n.lineno <= node_line <= (n.end_lineno or n.lineno)
+        if inside and (best is None or n.lineno >= best.lineno):
+            best = n
+    if best is None:
+        return range(0)
+    end = best.end_lineno or best.lineno
+    body = getattr(best, "body", None)
+    if isinstance(body, list) and body:  # `if`/`for`/`def`: its header lines, not its body
+        end = max(best.lineno, body[0].lineno - 1)
+    return range(best.lineno, end + 1)
+
+
 def run_tests(tests: tuple[str, ...], timeout_s: float) -> str:
-    existing = [t for t in tests if (REPO / t).exists()]
+    existing = [t for t in tests if (REPO / t.split("::")[0]).exists()]
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-           "-m", "not llama and not slow", *existing]  # fmt: skip
+           "-p", "no:xdist", *FAST_LANE, *existing]  # fmt: skip
     try:
         done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -185,6 +246,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--timeout", type=float, default=240.0)
     ap.add_argument("--out", type=Path)
+    ap.add_argument(
+        "--static",
+        action="store_true",
+        help="run each module's own test files, not the tests that reach the line",
+    )
     args = ap.parse_args()
     lines: list[str] = []
 
@@ -195,7 +261,24 @@ def main() -> int:
     say(f"mutation testing, seed {args.seed}, {'all' if args.all else args.sample} mutants "
         f"per module, {time.strftime('%Y-%m-%d %H:%M')}")  # fmt: skip
     totals = []
-    for key in args.module or list(MODULES):
+    keys = args.module or list(MODULES)
+    reach: dict[str, dict[int, set[str]]] = {}
+    if not args.static and args.reach and args.reach.exists():
+        saved = json.loads(args.reach.read_text(encoding="utf-8"))
+        reach = {r: {int(n): set(t) for n, t in lines.items()} for r, lines in saved.items()}
+        say(f"which tests reach which line: from {args.reach}")
+    elif not args.static:
+        import tempfile
+
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory() as tmp:
+            reach = coverage_map([MODULES[k][0] for k in MODULES], Path(tmp))
+        say(f"which tests reach which line: one fast-lane run under coverage, "
+            f"{time.perf_counter() - started:.0f} s")  # fmt: skip
+        if args.reach:
+            plain = {r: {n: sorted(t) for n, t in lines.items()} for r, lines in reach.items()}
+            args.reach.write_text(json.dumps(plain), encoding="utf-8")
+    for key in keys:
         rel, tests = MODULES[key]
         path = REPO / rel
         original = path.read_text(encoding="utf-8")
@@ -213,12 +296,21 @@ def main() -> int:
                 src = mutated_source(tree, m.index)
                 if src is None:
                     continue
+                chosen_tests = tests
+                if not args.static:
+                    by_line = reach.get(rel, {})
+                    hit = set().union(*(by_line.get(n, set()) for n in lines_of(m.line, tree)))
+                    ran = any(n in by_line for n in lines_of(m.line, tree))
+                    if not ran:
+                        survivors.append((m, "no test runs this line"))
+                        continue
+                    chosen_tests = tuple(sorted(hit)) or tests  # at import only: own files
                 path.write_text(src, encoding="utf-8")
-                verdict = run_tests(tests, args.timeout)
+                verdict = run_tests(chosen_tests, args.timeout)
                 if verdict in ("killed", "timeout"):
                     killed += 1
                 else:
-                    survivors.append(m)
+                    survivors.append((m, f"{len(chosen_tests)} test(s) ran"))
         finally:
             path.write_text(original, encoding="utf-8")
             signal.signal(signal.SIGINT, previous)
@@ -227,8 +319,10 @@ def main() -> int:
         totals.append((key, score, n))
         say(f"{key:12s} {score:6.1%}  killed {killed} of {n} (of {len(found)} sites)  "
             f"{rel}")  # fmt: skip
-        for m in survivors:
-            say(f"    survived: line {m.line}: {m.what}")
+        source_lines = original.splitlines()
+        for m, why in survivors:
+            text = source_lines[m.line - 1].strip() if 0 < m.line <= len(source_lines) else ""
+            say(f"    survived: line {m.line}: {m.what}  ({why})  | {text[:70]}")
     say("")
     for key, score, n in totals:
         say(f"  {key:12s} {score:6.1%} ({n} mutants){'' if score >= 0.8 else '  < 80%'}")
