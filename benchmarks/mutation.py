@@ -247,6 +247,11 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=240.0)
     ap.add_argument("--out", type=Path)
     ap.add_argument(
+        "--reach",
+        type=Path,
+        help="save (or reuse, when it exists) the which-test-reaches-which-line map",
+    )
+    ap.add_argument(
         "--static",
         action="store_true",
         help="run each module's own test files, not the tests that reach the line",
