@@ -169,6 +169,9 @@ def _replace_not(tree: ast.Module, node: ast.UnaryOp) -> str:
 
 
 FAST_LANE = ("-m", "not llama and not slow")
+# tests that time the app (a filter under 50 ms): they say nothing about a mutant's behaviour,
+# and under coverage or beside another run they fail on their own, so they are never chosen
+TIMING_ONLY = ("tests/reliability/test_load.py",)
 
 
 def coverage_map(rels: list[str], workdir: Path) -> dict[str, dict[int, set[str]]]:
@@ -182,10 +185,16 @@ def coverage_map(rels: list[str], workdir: Path) -> dict[str, dict[int, set[str]
     rc.write_text(f"[run]\ndynamic_context = test_function\ndata_file = {data_file}\n"
                   f"include = {include}\n", encoding="utf-8")  # fmt: skip
     cmd = [sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", "-q",
-           "-p", "no:cacheprovider", "-p", "no:xdist", *FAST_LANE, "tests"]  # fmt: skip
+           "-p", "no:cacheprovider", "-p", "no:xdist", *FAST_LANE, "tests",
+           *(f"--ignore={t}" for t in TIMING_ONLY)]  # fmt: skip
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    if done.returncode != 0:
+    # a test that fails under tracing (a time limit) is left out of every choice below
+    failed = {ln.split()[1].split("[")[0] for ln in done.stdout.splitlines()
+              if ln.startswith("FAILED ")}  # fmt: skip
+    if done.returncode not in (0, 1) or len(failed) > 5:
         raise SystemExit("the fast lane fails unmutated:\n" + done.stdout[-2000:])
+    for test in sorted(failed):
+        print(f"left out (failed under coverage): {test}", flush=True)
     data = CoverageData(basename=str(data_file))
     data.read()
     out: dict[str, dict[int, set[str]]] = {}
@@ -193,7 +202,7 @@ def coverage_map(rels: list[str], workdir: Path) -> dict[str, dict[int, set[str]
         rel = Path(measured).resolve().relative_to(REPO).as_posix()
         lines: dict[int, set[str]] = {}
         for line, contexts in data.contexts_by_lineno(measured).items():
-            lines[line] = {t for c in contexts if (t := _test_id(c))}
+            lines[line] = {t for c in contexts if (t := _test_id(c)) and t not in failed}
         out[rel] = lines
     return out
 
