@@ -100,7 +100,11 @@ class _Hyper:
             if len(value) != n_layers or not all(
                 isinstance(v, int) and not isinstance(v, bool) and low <= v <= high for v in value
             ):
-                raise self._refuse(key, f"a list of {len(value)} values")
+                raise InvalidModelError(
+                    f"{self.name} is damaged or not a real model: {self.arch}.{key} lists "
+                    f"{len(value)} values for {n_layers} layers, each {low:,} to {high:,} in "
+                    "real models; download the file again."
+                )
             return tuple(int(v) for v in value)
         n = self.number(key)
         return None if n is None else (n,) * n_layers
@@ -157,10 +161,10 @@ def _architecture(header: GgufHeader, name: str) -> str:
 def _vocabulary(h: _Hyper, tensors: Sequence[TensorInfo]) -> int:
     """The vocabulary: the embedding's rows (what the weights hold), else the declared size,
     else the token list's length."""
+    declared = h.number("vocab_size")  # range-checked even where the embedding decides
     embd = next((t for t in tensors if t.name == "token_embd.weight"), None)
     if embd is not None and len(embd.shape) > 1:
         return int(embd.shape[1])
-    declared = h.number("vocab_size")
     if declared:
         return declared
     tokens = h.header.get("tokenizer.ggml.tokens")
@@ -241,9 +245,11 @@ def facts_from_header(header: GgufHeader) -> ModelFacts:
             f"{name} lacks its layer count or embedding size ({arch}.block_count, "
             f"{arch}.embedding_length); the file is damaged or not a complete model."
         )
-    ff = h.raw("expert_feed_forward_length") or h.raw("feed_forward_length")
-    listed = isinstance(ff, list) and ff and all(isinstance(v, int) for v in ff)
-    n_ff = max(ff) if listed else _int(ff)
+    # an expert's width where the model has experts, given once or per layer (OpenELM)
+    ff_key = "expert_feed_forward_length" if h.raw("expert_feed_forward_length") else (
+        "feed_forward_length")  # fmt: skip
+    ff = h.per_layer(ff_key, n_layers)
+    n_ff = max(ff) if ff else None
     n_expert, n_expert_used = _experts(h)
     window, swa = _sliding_window(h, n_layers)
     summary = summarise_tensors([tensor_record(t) for t in tensors], n_expert, n_expert_used)
