@@ -37,6 +37,8 @@ def test_relative_width_needs_two_samples_and_a_positive_mean():
     assert relative_half_width([]) is None
     assert relative_half_width([1.0, -1.0]) is None  # mean 0: no share of it
     assert relative_half_width([-1.0, -3.0]) is None
+    # a slow test (under 1 t/s) still has a width: 0.4, 0.6 -> 12.706 x 0.1 / 0.5
+    assert relative_half_width([0.4, 0.6]) == pytest.approx(12.706 * 0.1 / 0.5, rel=1e-9)
     # 99, 101: mean 100, sd sqrt(2), half 12.706 x sqrt(2) / sqrt(2) = 12.706 -> 12.7%
     assert relative_half_width([99.0, 101.0]) == pytest.approx(0.12706, rel=1e-9)
 
