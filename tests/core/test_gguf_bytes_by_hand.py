@@ -1,0 +1,204 @@
+"""GGUF headers written byte by byte from the format's specification (ggml's docs/gguf.md:
+little-endian; magic, u32 version, u64 tensor count, u64 metadata count; each key a u64 length
+and its bytes, a u32 value type, the value; value types UINT8=0 INT8=1 UINT16=2 INT16=3 UINT32=4
+INT32=5 FLOAT32=6 BOOL=7 STRING=8 ARRAY=9 UINT64=10 INT64=11 FLOAT64=12; tensor infos; the
+data section aligned to general.alignment, 32 by default). Nothing here uses the app's writer
+or the gguf package, so the reader is checked against the format, not against itself."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from advisor.core.model.gguf_file import ArraySummary, InvalidModelError, read_gguf_header
+
+F32, Q8_0 = 0, 8  # ggml types: F32 is 1 value in 4 bytes, Q8_0 32 values in 34 bytes
+
+
+def _s(text: str | bytes) -> bytes:
+    raw = text.encode() if isinstance(text, str) else text
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def kv(key: str | bytes, vtype: int, payload: bytes) -> bytes:
+    return _s(key) + struct.pack("<I", vtype) + payload
+
+
+def scalar(vtype: int, value) -> bytes:
+    fmt = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q",
+           11: "<q", 12: "<d"}[vtype]  # fmt: skip
+    return struct.pack(fmt, value)
+
+
+def array(item_type: int, items: list[bytes]) -> bytes:
+    return struct.pack("<IQ", item_type, len(items)) + b"".join(items)
+
+
+def tensor(name: str, dims: tuple[int, ...], ggml_type: int, offset: int) -> bytes:
+    return (_s(name) + struct.pack("<I", len(dims)) + struct.pack(f"<{len(dims)}Q", *dims)
+            + struct.pack("<IQ", ggml_type, offset))  # fmt: skip
+
+
+def gguf(kvs: list[bytes], tensors: list[bytes] = (), data: int = 0, version: int = 3,
+         align: int = 32) -> bytes:  # fmt: skip
+    out = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(kvs))
+    out += b"".join(kvs) + b"".join(tensors)
+    if tensors:
+        out += b"\x00" * (-len(out) % align)
+    return out + b"\x00" * data
+
+
+def read(tmp_path, data: bytes, **kw):
+    path = tmp_path / "m.gguf"
+    path.write_bytes(data)
+    return read_gguf_header(path, **kw)
+
+
+SCALARS = [(0, 200), (1, -5), (2, 60_000), (3, -300), (4, 4_000_000_000), (5, -2_000_000_000),
+           (6, 1.5), (7, True), (10, 2**40), (11, -(2**40)), (12, 0.1)]  # fmt: skip
+
+
+def test_every_scalar_type_reads_back(tmp_path):
+    kvs = [kv(f"k.{t}", t, scalar(t, v)) for t, v in SCALARS]
+    kvs.append(kv("k.8", 8, _s("héllo")))
+    meta = read(tmp_path, gguf(kvs)).metadata
+    for t, v in SCALARS:
+        assert meta[f"k.{t}"] == v and type(meta[f"k.{t}"]) is type(v), t
+    assert meta["k.8"] == "héllo"
+
+
+def test_numeric_arrays_kept_up_to_65536_items_then_counted(tmp_path):
+    kept = [scalar(3, i % 1000 - 500) for i in range(65_536)]
+    kvs = [kv("a.kept", 9, array(3, kept)), kv("a.big", 9, array(2, [scalar(2, 1)] * 65_537)),
+           kv("a.f64", 9, array(12, [scalar(12, 0.5), scalar(12, -2.0)]))]  # fmt: skip
+    meta = read(tmp_path, gguf(kvs)).metadata
+    assert len(meta["a.kept"]) == 65_536 and meta["a.kept"][:2] == [-500, -499]
+    assert meta["a.big"] == ArraySummary(2, 65_537)
+    assert meta["a.f64"] == [0.5, -2.0]
+
+
+def test_string_arrays_kept_up_to_64_items_then_counted(tmp_path):
+    kvs = [kv("s.kept", 9, array(8, [_s(f"t{i}") for i in range(64)])),
+           kv("s.big", 9, array(8, [_s(f"t{i}") for i in range(65)]))]  # fmt: skip
+    meta = read(tmp_path, gguf(kvs)).metadata
+    assert meta["s.kept"][63] == "t63" and len(meta["s.kept"]) == 64
+    assert meta["s.big"] == ArraySummary(8, 65)
+
+
+def test_arrays_of_arrays_nest_one_level(tmp_path):
+    inner = [array(0, [scalar(0, 1), scalar(0, 2)]), array(0, [scalar(0, 3)])]
+    meta = read(tmp_path, gguf([kv("n", 9, array(9, inner))])).metadata
+    assert meta["n"] == [[1, 2], [3]]
+    deeper = array(9, [array(9, [array(0, [scalar(0, 1)])])])
+    with pytest.raises(InvalidModelError, match="nests arrays too deeply"):
+        read(tmp_path, gguf([kv("n", 9, deeper)]))
+
+
+def test_unknown_types_are_named(tmp_path):
+    with pytest.raises(InvalidModelError, match="unknown value type 13"):
+        read(tmp_path, gguf([kv("x", 13, b"\x00" * 8)]))
+    with pytest.raises(InvalidModelError, match="unknown array item type 13"):
+        read(tmp_path, gguf([kv("x", 9, struct.pack("<IQ", 13, 1) + b"\x00" * 8)]))
+
+
+def test_key_length_limit_and_duplicates(tmp_path):
+    assert read(tmp_path, gguf([kv("k" * 65_535, 0, scalar(0, 1))])).metadata
+    with pytest.raises(InvalidModelError, match="claims 65,536 bytes"):
+        read(tmp_path, gguf([kv("k" * 65_536, 0, scalar(0, 1))]))
+    with pytest.raises(InvalidModelError, match=r"metadata key a\.b appears twice"):
+        read(tmp_path, gguf([kv("a.b", 0, scalar(0, 1)), kv("a.b", 0, scalar(0, 2))]))
+
+
+def _one_tensor(dims=(64, 2), ggml_type=Q8_0, offset=0, extra_kvs=(), data=None, **kw):
+    n = 1
+    for d in dims:
+        n *= d
+    size = n // 32 * 34 if ggml_type == Q8_0 else n * 4
+    t = [tensor("w", dims, ggml_type, offset)]
+    return gguf(list(extra_kvs), t, size + offset if data is None else data, **kw)
+
+
+def test_a_tensor_by_hand_and_where_its_data_starts(tmp_path):
+    h = read(tmp_path, _one_tensor())
+    (t,) = h.tensors
+    assert (t.name, t.shape, t.n_elements, t.n_bytes) == ("w", (64, 2), 128, 4 * 34)
+    header_len = 4 + 4 + 8 + 8 + (8 + 1 + 4 + 16 + 4 + 8)  # 65: preamble, the tensor's info
+    assert h.data_offset == (header_len + 31) // 32 * 32 == 96
+    assert h.file_bytes == 96 + 136 and h.has_data
+    # a 4-dimensional F32 tensor is fine; 0 or 5 dimensions are not
+    assert read(tmp_path, _one_tensor((2, 3, 4, 5), F32)).tensors[0].n_bytes == 120 * 4
+    for bad in ((), (1, 1, 1, 1, 1)):
+        with pytest.raises(InvalidModelError, match=f"has {len(bad)} dimensions"):
+            read(tmp_path, _one_tensor(bad, F32, data=64))
+
+
+def test_general_alignment_moves_the_data_and_must_be_a_power_of_two(tmp_path):
+    align64 = kv("general.alignment", 4, scalar(4, 64))
+    h = read(tmp_path, _one_tensor(extra_kvs=[align64], align=64))
+    assert h.alignment == 64 and h.data_offset % 64 == 0 and h.data_offset > 64
+    big = kv("general.alignment", 4, scalar(4, 1 << 20))
+    assert read(tmp_path, _one_tensor(extra_kvs=[big], align=1 << 20)).alignment == 1 << 20
+    for bad in (48, 0, 1 << 21):
+        with pytest.raises(InvalidModelError, match=f"general.alignment is {bad}, not a power"):
+            read(tmp_path, _one_tensor(extra_kvs=[kv("general.alignment", 4, scalar(4, bad))]))
+    text = kv("general.alignment", 8, _s("32"))
+    with pytest.raises(InvalidModelError, match="not a power of two"):
+        read(tmp_path, _one_tensor(extra_kvs=[text]))
+
+
+def test_impossible_shapes_and_offsets(tmp_path):
+    with pytest.raises(InvalidModelError, match=r"impossible shape \[64, 0\]"):
+        read(tmp_path, _one_tensor((64, 0), data=64))
+    with pytest.raises(InvalidModelError, match="impossible shape"):
+        read(tmp_path, _one_tensor((64, (1 << 40) + 1), data=64))
+    with pytest.raises(InvalidModelError, match="claims 18,691,697,672,192 elements"):
+        read(tmp_path, _one_tensor((1 << 40, 17), F32, data=64))  # 17 x 2^40 > 2^44
+    with pytest.raises(InvalidModelError, match="truncated"):  # 2^44 exactly: only too big
+        read(tmp_path, _one_tensor((1 << 40, 16), F32, data=64))
+    with pytest.raises(InvalidModelError, match="unaligned offset 16"):
+        read(tmp_path, _one_tensor(offset=16))
+    with pytest.raises(InvalidModelError, match="not a multiple of its Q8_0 block of 32"):
+        read(tmp_path, _one_tensor((48, 2)))
+    twice = gguf([], [tensor("w", (32,), Q8_0, 0), tensor("w", (32,), Q8_0, 64)], 128)
+    with pytest.raises(InvalidModelError, match="tensor w appears twice"):
+        read(tmp_path, twice)
+
+
+def test_missing_data_is_truncation_unless_only_the_header_is_wanted(tmp_path):
+    short = _one_tensor(data=135)  # one byte short of the 136 the tensor needs
+    with pytest.raises(InvalidModelError, match="tensors need 232 bytes but the file has only 231"):
+        read(tmp_path, short)
+    h = read(tmp_path, short, require_data=False)
+    assert not h.has_data and h.tensors[0].n_bytes == 136
+
+
+def test_counts_the_file_cannot_hold(tmp_path):
+    claims_kv = b"GGUF" + struct.pack("<IQQ", 3, 0, 100) + b"\x00" * 1000  # 100 x 14 > 1024
+    with pytest.raises(InvalidModelError, match="claims 100 metadata entries"):
+        read(tmp_path, claims_kv)
+    fits_kv = b"GGUF" + struct.pack("<IQQ", 3, 0, 10) + b"\x00" * 200  # 140 <= 224: read on,
+    with pytest.raises(InvalidModelError, match="metadata key  appears twice"):  # empty keys
+        read(tmp_path, fits_kv)
+    claims_t = b"GGUF" + struct.pack("<IQQ", 3, 40, 0) + b"\x00" * 1000  # 40 x 33 > 1024
+    with pytest.raises(InvalidModelError, match="claims 40 tensors"):
+        read(tmp_path, claims_t)
+
+
+@pytest.mark.parametrize(
+    ("head", "words"),
+    [(b"ggjt", "old GGML file"), (b"PK\x03\x04", "zip archive"), (b"{\"a\"", "web page"),
+     (b"<htm", "web page"), (b"#!/b", "web page"), (b"\x00\x01\x02\x03", "signature); choose")],
+)  # fmt: skip
+def test_what_the_first_bytes_say(tmp_path, head, words):
+    with pytest.raises(InvalidModelError, match=words.replace(")", r"\)")):
+        read(tmp_path, head + b"\x00" * 64)
+
+
+def test_big_endian_and_other_versions(tmp_path):
+    be = b"GGUF" + struct.pack(">IQQ", 3, 0, 0)
+    with pytest.raises(InvalidModelError, match="big-endian GGUF file"):
+        read(tmp_path, be)
+    with pytest.raises(InvalidModelError, match="GGUF version 5, which is not supported"):
+        read(tmp_path, gguf([], version=5))
+    assert read(tmp_path, gguf([], version=2)).version == 2
