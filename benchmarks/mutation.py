@@ -39,33 +39,38 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 # module -> its own test files: used for lines that run at import, and with --static
+_C = "tests/core/"
 MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "gguf_file": ("advisor/core/model/gguf_file.py",
-                  ("tests/core/test_hand_computed.py", "tests/core/test_real_headers.py",
-                   "tests/core/test_vocab_files.py", "tests/core/test_model_facts.py",
-                   "tests/reliability/test_fuzz_gguf.py", "tests/reliability/test_bad_inputs.py")),
+                  (_C + "test_gguf_bytes_by_hand.py", _C + "test_hand_computed.py",
+                   _C + "test_real_headers.py", _C + "test_vocab_files.py",
+                   _C + "test_model_facts.py", "tests/reliability/test_fuzz_gguf.py",
+                   "tests/reliability/test_bad_inputs.py")),
     "gguf_facts": ("advisor/core/model/gguf_facts.py",
-                   ("tests/core/test_real_headers.py", "tests/core/test_vocab_files.py",
-                    "tests/core/test_model_facts.py", "tests/reliability/test_fuzz_gguf.py",
+                   (_C + "test_gguf_facts_edges.py", _C + "test_real_headers.py",
+                    _C + "test_vocab_files.py", _C + "test_model_facts.py",
+                    "tests/reliability/test_fuzz_gguf.py",
                     "tests/reliability/test_red_team_files.py")),
     "model_facts": ("advisor/core/model/facts.py",
-                    ("tests/core/test_real_headers.py", "tests/core/test_hand_computed.py",
-                     "tests/core/test_model_facts.py", "tests/core/test_shapes.py",
-                     "tests/core/test_ceilings.py")),
+                    (_C + "test_model_facts_by_hand.py", _C + "test_real_headers.py",
+                     _C + "test_hand_computed.py", _C + "test_model_facts.py",
+                     _C + "test_shapes.py", _C + "test_ceilings.py")),
     "stats": ("advisor/core/runs/stats.py",
-              ("tests/core/test_hand_computed.py", "tests/core/runs",
+              (_C + "test_hand_computed.py", _C + "runs",
                "tests/bench/test_longest_and_energy.py")),
     "explain": ("advisor/core/predict/explain.py",
-                ("tests/core/test_hand_computed.py", "tests/core/test_ceilings.py",
-                 "tests/core/runs/test_results.py")),
+                (_C + "test_explain_by_hand.py", _C + "test_hand_computed.py",
+                 _C + "test_ceilings.py", _C + "runs/test_results.py")),
     "memory_fit": ("advisor/core/predict/memory_fit.py",
-                   ("tests/core/test_hand_computed.py", "tests/core/test_projection.py")),
-    "projection": ("advisor/core/predict/projection.py", ("tests/core/test_projection.py",)),
+                   (_C + "test_memory_fit_by_hand.py", _C + "test_hand_computed.py",
+                    _C + "test_projection.py")),
+    "projection": ("advisor/core/predict/projection.py",
+                   (_C + "test_projection.py", _C + "test_projection_by_hand.py")),
     "workloads": ("advisor/core/predict/workloads.py",
-                  ("tests/core/test_projection.py", "tests/cli/test_project_inputs.py",
+                  (_C + "test_projection.py", "tests/cli/test_project_inputs.py",
                    "tests/workloads")),
     "export": ("advisor/core/runs/export.py",
-               ("tests/core/runs", "tests/bench/test_longest_and_energy.py")),
+               (_C + "runs", "tests/bench/test_longest_and_energy.py")),
 }  # fmt: skip
 
 # Survivors judged equivalent after reading them: no figure or sentence a user sees changes.
@@ -238,7 +243,9 @@ def lines_of(node_line: int, tree: ast.Module) -> range:
         return range(0)
     end = best.end_lineno or best.lineno
     body = getattr(best, "body", None)
-    if isinstance(body, list) and body:  # `if`/`for`/`def`: its header lines, not its body
+    if isinstance(best, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return range(best.lineno, end + 1)  # a default value: every test that calls it
+    if isinstance(body, list) and body:  # `if`/`for`: its header lines, not its body
         end = max(best.lineno, body[0].lineno - 1)
     return range(best.lineno, end + 1)
 

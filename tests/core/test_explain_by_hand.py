@@ -12,6 +12,7 @@ from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
 from advisor.core.predict.explain import explain_test, finish_run
 from advisor.core.runs.config import BenchConfig, TestSpec
+from advisor.core.runs.results import LlamaInfo, RunHardware
 from advisor.core.runs.stats import summarise_samples
 
 KV_PER_TOKEN = 2 * 32 * 32 * 128 * 2  # K and V, 32 layers x 32 heads x 128, f16: 524,288 B
@@ -114,3 +115,19 @@ def test_the_run_takes_time_to_first_token_from_the_plain_tests(llama2):
     stalled = _test("decode", 64, 0, 1, [0.0])  # no usable repetition: 0 t/s
     assert finish_run("r3", BenchConfig(), llama2, [tests[3], stalled]).ttft_s is None
     assert math.isfinite(run.created_at)
+    # nothing said about the machine or llama.cpp: empty records, not None
+    assert run.hardware == RunHardware() and run.llama == LlamaInfo()
+
+
+def test_busy_is_judged_on_the_busiest_test():
+    from dataclasses import replace
+
+    from advisor.core.predict.explain import run_notes
+
+    calm = replace(_test("decode", 64, 0, 1, [2.0, 2.0]), other_cpu_load=0.05)
+    loud = replace(_test("prefill", 512, 0, 1, [1.0, 1.0]), other_cpu_load=0.5)
+    busy, noisy, notes = run_notes([calm, loud, calm])
+    assert busy and not noisy
+    assert notes == ["Other programs used up to 50% of the CPU during the run, so these numbers "
+                     "are probably low; close other programs and run it again."]  # fmt: skip
+    assert run_notes([calm, replace(loud, other_cpu_load=None)]) == (False, False, [])
