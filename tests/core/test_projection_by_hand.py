@@ -1,0 +1,254 @@
+"""The projection's own arithmetic, each relation written out here: how much of a measured
+ratio carries to another device (r^w, w the transfer weight), the measured band from the run's
+spread, bands widened in quadrature for each extrapolation, the PCIe term of a spilled prefill,
+the two-depth fit of a per-byte KV cost, and the time a request and a day take.
+
+The speed model is hand-set (tests/core/test_projection.py's `_model`): no data behind it, so
+the relations are seen without the fitted efficiencies in the way."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from advisor.core.catalogue.catalogue import load_catalogue
+from advisor.core.hardware.profile import Host
+from advisor.core.infra.units import GiB
+from advisor.core.model.facts import facts_from_shape
+from advisor.core.model.shapes import get_shape
+from advisor.core.predict.projection import (
+    DEEP_CONTEXT,
+    HOP_OVERHEAD_S,
+    MEASURED_FLOOR,
+    MEASURED_SINGLE_RUN,
+    PCIE_BYTES_PER_S,
+    WIDEN,
+    Target,
+    project,
+)
+from advisor.core.predict.reference import Reference
+from advisor.core.predict.workloads import custom_workload
+from tests.core.test_projection import _model
+
+HOST = Host(ram_bytes=64 * GiB, ram_bandwidth_bytes_per_s=80e9)
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return load_catalogue()
+
+
+@pytest.fixture(scope="module")
+def nemo():
+    return facts_from_shape(get_shape("mistral-nemo-12b"), "q4_k_m")
+
+
+@pytest.fixture(scope="module")
+def bare(cat):
+    """RTX 4090 and 3090 without compute figures: decode is bytes and layers alone."""
+
+    def strip(name):
+        return replace(cat.resolve(name), fp16_tensor_tflops=None, fp32_tflops=None,
+                       int8_tensor_tops=None, bf16_tensor_tflops=None)  # fmt: skip
+
+    return strip("RTX 4090"), strip("RTX 3090")
+
+
+def test_these_constants_are_the_documented_ones():
+    assert (MEASURED_FLOOR, MEASURED_SINGLE_RUN, DEEP_CONTEXT) == (0.02, 0.05, 16_384)
+    assert PCIE_BYTES_PER_S == 25e9  # PCIe 4.0 x16, about 25 GB/s in practice
+    assert WIDEN == {"batch": 0.12, "depth": 0.08, "spill": 0.25, "cards": 0.10, "moe": 0.10}
+
+
+def test_a_measured_ratio_carries_by_its_transfer_weight(cat, nemo, bare):
+    rtx4090, rtx3090 = bare
+    model = replace(_model(), transfer={"same": 0.5, "cross": 0.25})
+    w = custom_workload(512, 128)
+    alone = project(nemo, Target(rtx4090), w, host=HOST, model=model)
+    assert model.prefill_rate(rtx4090, "cuda", nemo) is None  # no compute figure, no prefill
+    # the user's 4090 ran tg128 twice as fast as predicted
+    tg128 = project(nemo, Target(rtx4090), custom_workload(0, 128), host=HOST, model=model)
+    ref = Reference(rtx4090, "cuda", tg_tps=2 * tg128.decode_tps, facts=nemo)
+    own = project(nemo, Target(rtx4090), w, host=HOST, model=model, reference=ref)
+    assert own.decode_tps == pytest.approx(2 * alone.decode_tps, rel=1e-9)
+    other_alone = project(nemo, Target(rtx3090), w, host=HOST, model=model)
+    other = project(nemo, Target(rtx3090), w, host=HOST, model=model, reference=ref)
+    assert other.decode_tps == pytest.approx(other_alone.decode_tps * 2**0.5, rel=1e-9)
+    # two of the user's own card: another configuration, so only the shared part carries
+    two = project(nemo, Target(rtx4090, count=2), w, host=HOST, model=model, reference=ref)
+    two_alone = project(nemo, Target(rtx4090, count=2), w, host=HOST, model=model)
+    # (the hop between the cards is a fixed cost per token the ratio does not scale)
+    step = 1 / two_alone.decode_tps - HOP_OVERHEAD_S
+    assert two.decode_tps == pytest.approx(1 / (step / 2**0.5 + HOP_OVERHEAD_S), rel=1e-9)
+    # another backend on the same card carries less: r^0.25
+    both = _two_backends({"same": 0.5, "cross": 0.25})
+    cuda_ref = project(nemo, Target(rtx4090), custom_workload(0, 128), host=HOST, model=both)
+    ref = Reference(rtx4090, "cuda", tg_tps=2 * cuda_ref.decode_tps, facts=nemo)
+    vk = Target(rtx4090, backend="vulkan")
+    moved = project(nemo, vk, w, host=HOST, model=both, reference=ref).decode_tps
+    assert moved == pytest.approx(project(nemo, vk, w, host=HOST, model=both).decode_tps
+                                  * 2**0.25, rel=1e-9)  # fmt: skip
+
+
+def _two_backends(transfer):
+    """The hand-set model with CUDA at 80% and Vulkan at 60% of the bandwidth."""
+    from advisor.core.predict.efficiency import RidgeFit
+    from advisor.core.predict.speed_model import DecodeFit, SpeedModel
+
+    ridge = RidgeFit({"b:cuda": math.log(0.8), "b:vulkan": math.log(0.6)})
+    return SpeedModel(
+        DecodeFit({"cuda": 1e-4, "vulkan": 1e-4}, ridge), RidgeFit({"b:cuda": math.log(0.5)}), (),
+        {("decode", "*", "spec-only"): (0.8, 1.1), ("prefill", "*", "spec-only"): (0.7, 1.2)},
+        transfer, {"cuda": 1e12, "vulkan": 1e12}, {"cuda": 0.25, "vulkan": 0.25},
+    )  # fmt: skip
+
+
+def test_a_measured_prefill_ratio_carries_too(cat, nemo):
+    gpu, other = cat.resolve("RTX 4090"), cat.resolve("RTX 3090")
+    model = replace(_model(), transfer={"same": 0.5, "cross": 0.0})
+    w = custom_workload(512, 128)
+    alone = project(nemo, Target(gpu), w, host=HOST, model=model)
+    # measured at pp512 (attention over 256 tokens, as the workload's prompt is)
+    ref = Reference(gpu, "cuda", tg_tps=alone.decode_tps, pp_tps=1.5 * alone.prefill_tps)
+    own = project(nemo, Target(gpu), w, host=HOST, model=model, reference=ref)
+    assert own.prefill_tps == pytest.approx(1.5 * alone.prefill_tps, rel=1e-9)
+    o_alone = project(nemo, Target(other), w, host=HOST, model=model)
+    o_ref = project(nemo, Target(other), w, host=HOST, model=model, reference=ref)
+    assert o_ref.prefill_tps == pytest.approx(o_alone.prefill_tps * 1.5**0.5, rel=1e-9)
+    # a decode-only reference leaves prefill as predicted, on the same device too
+    tg_only = replace(ref, pp_tps=None)
+    same = project(nemo, Target(gpu), w, host=HOST, model=model, reference=tg_only)
+    assert same.prefill_tps == pytest.approx(alone.prefill_tps, rel=1e-12)
+
+
+@pytest.mark.parametrize(("spread", "half"), [(None, 0.05), (0.01, 0.02), (0.07, 0.07)])
+def test_the_measured_band_is_the_runs_own_spread(cat, nemo, spread, half):
+    gpu = cat.resolve("RTX 4090")
+    w = custom_workload(512, 128)
+    alone = project(nemo, Target(gpu), w, host=HOST, model=_model())
+    ref = Reference(gpu, "cuda", tg_tps=alone.decode_tps, pp_tps=alone.prefill_tps,
+                    tg_spread=spread, pp_spread=spread)  # fmt: skip
+    p = project(nemo, Target(gpu), w, host=HOST, model=_model(), reference=ref)
+    assert p.decode_basis == p.prefill_basis == "measured"
+    assert p.decode_tps_low == pytest.approx(p.decode_tps * (1 - half), rel=1e-12)
+    assert p.decode_tps_high == pytest.approx(p.decode_tps * (1 + half), rel=1e-12)
+    assert p.prefill_tps_low == pytest.approx(p.prefill_tps * (1 - half), rel=1e-12)
+    assert p.prefill_tps_high == pytest.approx(p.prefill_tps * (1 + half), rel=1e-12)
+
+
+def test_decode_counts_as_measured_within_2048_tokens_of_a_measured_depth(cat, nemo):
+    gpu = cat.resolve("RTX 4090")
+    ref = Reference(gpu, "cuda", tg_tps=100.0, n_gen=128)  # measured at depth 0..128: 64
+    near = project(nemo, Target(gpu), custom_workload(0, 128, history_tokens=2048), host=HOST,
+                   model=_model(), reference=ref)  # fmt: skip
+    far = project(nemo, Target(gpu), custom_workload(0, 128, history_tokens=2049), host=HOST,
+                  model=_model(), reference=ref)  # fmt: skip
+    assert near.decode_basis == "measured"  # 2048 + 64 is 2048 from 64
+    assert far.decode_basis == "spec-only"
+    deep = replace(ref, deep_tg_tps=50.0, deep_tg_depth=8192)
+    at_8k = project(nemo, Target(gpu), custom_workload(0, 128, history_tokens=9000), host=HOST,
+                    model=_model(), reference=deep)  # fmt: skip
+    assert at_8k.decode_basis == "measured"
+    many = project(nemo, Target(gpu), replace(custom_workload(0, 128), concurrency=2),
+                   host=HOST, model=_model(), reference=ref)  # fmt: skip
+    assert many.decode_basis == "spec-only"  # one stream measured, not two
+
+
+def _widened(band, extra):
+    lo, hi = -math.log(band[0]), math.log(band[1])
+    more = sum(e * e for e in extra)
+    return math.exp(-math.sqrt(lo * lo + more)), math.exp(math.sqrt(hi * hi + more))
+
+
+@pytest.mark.parametrize(
+    ("users", "history", "count", "decode_extra", "prefill_extra"),
+    [
+        (1, 0, 1, [], []),
+        (4, 0, 1, [0.12], []),  # many streams: decode only
+        (1, 20_000, 1, [0.08], [0.08]),  # deeper than the data mostly reaches
+        (4, 20_000, 2, [0.12, 0.08, 0.10], [0.08, 0.10]),
+    ],
+)
+def test_bands_widen_in_quadrature_for_each_extrapolation(cat, nemo, users, history, count,
+                                                          decode_extra, prefill_extra):  # fmt: skip
+    gpu = cat.resolve("RTX 4090")
+    w = replace(custom_workload(512, 128, history_tokens=history), concurrency=users)
+    p = project(nemo, Target(gpu, count=count), w, host=HOST, model=_model())
+    # the hand-set model's spec-only bands: decode (0.8, 1.1), prefill (0.7, 1.2)
+    lo, hi = _widened((0.8, 1.1), decode_extra)
+    assert p.decode_tps_low / p.decode_tps == pytest.approx(lo, rel=1e-12)
+    assert p.decode_tps_high / p.decode_tps == pytest.approx(hi, rel=1e-12)
+    lo, hi = _widened((0.7, 1.2), prefill_extra)
+    assert p.prefill_tps_low / p.prefill_tps == pytest.approx(lo, rel=1e-12)
+    assert p.prefill_tps_high / p.prefill_tps == pytest.approx(hi, rel=1e-12)
+
+
+def test_a_spilled_prefill_pays_pcie_for_the_spilled_weights(cat):
+    big = facts_from_shape(get_shape("llama-2-13b"), "q4_k_m")
+    card = cat.resolve("RTX 4060")  # 8 GB: a 13B Q4_K_M spills
+    w = custom_workload(512, 128)
+    p = project(big, Target(card), w, host=HOST, model=_model())
+    assert p.fits == "partial"
+    flops = big.flops_per_token(256)
+    rate = _model().prefill_rate(card, "cuda", big)
+    per_batch = (1 - p.offloaded_share) * big.weights_bytes / 25e9
+    assert p.prefill_tps == pytest.approx(1 / (flops / rate + per_batch / 512), rel=1e-12)
+    assert p.decode_limited_by == "system RAM"
+    # the band widens for the spill
+    assert p.decode_tps_low / p.decode_tps == pytest.approx(_widened((0.8, 1.1), [0.25])[0])
+
+
+def test_two_depths_fix_the_ratio_and_a_kv_cost(nemo, bare):
+    gpu, _ = bare
+    model = _model()
+    n_gen = 128
+
+    def predicted_seconds(depth):
+        w = custom_workload(0, n_gen, history_tokens=depth)
+        return 1 / project(nemo, Target(gpu), w, host=HOST, model=model).decode_tps
+
+    def kv(depth):
+        return nemo.kv_cache_bytes(depth + n_gen // 2)
+
+    ratio, cost = 0.8, 3e-12  # the device reaches 80% of the model; 3 ps per KV byte beyond
+
+    def measured(depth):
+        return 1 / (predicted_seconds(depth) / ratio + cost * kv(depth))
+
+    ref = Reference(gpu, "cuda", tg_tps=measured(0), deep_tg_tps=measured(8192),
+                    deep_tg_depth=8192, n_gen=n_gen, facts=nemo)  # fmt: skip
+    w = custom_workload(0, n_gen, history_tokens=4096)
+    p = project(nemo, Target(gpu), w, host=HOST, model=model, reference=ref)
+    assert p.decode_tps == pytest.approx(measured(4096), rel=1e-6)
+    # a deep run that is no slower than the model says sets no cost: the ratio alone
+    flat = replace(ref, tg_tps=1 / (predicted_seconds(0) / ratio),
+                   deep_tg_tps=1 / (predicted_seconds(8192) / ratio))  # fmt: skip
+    p = project(nemo, Target(gpu), w, host=HOST, model=model, reference=flat)
+    assert p.decode_tps == pytest.approx(1 / (predicted_seconds(4096) / ratio), rel=1e-6)
+
+
+def test_a_request_and_a_day_by_hand(cat, nemo):
+    gpu = cat.resolve("RTX 4090")
+    w = replace(custom_workload(1000, 200, requests_per_day=40), concurrency=4)
+    p = project(nemo, Target(gpu), w, host=HOST, model=_model())
+    assert p.ttft_s == pytest.approx(4 * 1000 / p.prefill_tps, rel=1e-12)
+    assert any(f"the first waits {1000 / p.prefill_tps:.2g} s" in n for n in p.notes)
+    assert p.request_s == pytest.approx(p.ttft_s + 200 / p.per_user_tps, rel=1e-12)
+    assert p.wait_per_day_s == pytest.approx(40 * p.request_s, rel=1e-12)
+    assert p.aggregate_tps == pytest.approx(4 * p.per_user_tps, rel=1e-12)
+    no_prompt = project(nemo, Target(gpu), custom_workload(0, 200), host=HOST, model=_model())
+    assert no_prompt.ttft_s == 0.0
+    assert no_prompt.request_s == pytest.approx(200 / no_prompt.decode_tps, rel=1e-12)
+    one = project(nemo, Target(gpu), custom_workload(1000, 200), host=HOST, model=_model())
+    assert not any("simultaneous" in n for n in one.notes)
+
+
+def test_two_cards_cost_twice_and_say_so(cat, nemo):
+    gpu = cat.resolve("RTX 4090")
+    p = project(nemo, Target(gpu, count=2), custom_workload(512, 128), host=HOST, model=_model())
+    assert p.price_usd == 2 * gpu.launch_price_usd and p.device == f"{gpu.name} x2"
+    one = project(nemo, Target(gpu), custom_workload(512, 128), host=HOST, model=_model())
+    assert one.price_usd == gpu.launch_price_usd and one.device == gpu.name
+    assert not any("cards split the layers" in n for n in one.notes)
