@@ -220,6 +220,7 @@ def test_names_and_file_types():
     guessed = facts_from_header(_header(meta={"general.file_type": None}))
     assert guessed.file_type == "mostly Q8_0"
     assert facts_from_header(_header(meta={"general.name": ""})).name == "model"
+    assert facts_from_header(_header(meta={"llama.context_length": None})).context_length == 0
 
 
 @pytest.mark.parametrize(

@@ -252,3 +252,55 @@ def test_two_cards_cost_twice_and_say_so(cat, nemo):
     one = project(nemo, Target(gpu), custom_workload(512, 128), host=HOST, model=_model())
     assert one.price_usd == gpu.launch_price_usd and one.device == gpu.name
     assert not any("cards split the layers" in n for n in one.notes)
+
+
+def test_unified_memory_that_spills_pays_no_pcie(cat):
+    big = facts_from_shape(get_shape("llama-3-70b"), "q4_k_m")  # about 40 GiB of weights
+    mac = next(d for d in cat.devices if d.device_class == "apple_soc" and 48 in d.memory_sizes_gb)
+    p = project(big, Target(mac, memory_gb=48), custom_workload(512, 128), host=HOST,
+                model=_model(backend="metal"))  # fmt: skip
+    assert p.fits == "partial"  # past the GPU's 3/4 of 48 GB, within the 44 GiB the OS leaves
+    rate = _model(backend="metal").prefill_rate(mac, "metal", big)
+    assert p.prefill_tps == pytest.approx(rate / big.flops_per_token(256), rel=1e-12)
+
+
+def test_too_big_for_the_chosen_or_the_largest_memory_says_which(cat):
+    big = facts_from_shape(get_shape("llama-3-70b"), "q4_k_m")
+    mac = next(d for d in cat.devices if d.device_class == "apple_soc" and 24 in d.memory_sizes_gb
+               and max(d.memory_sizes_gb) < 40)  # fmt: skip
+    chosen = project(big, Target(mac, memory_gb=24), custom_workload(512, 128), host=HOST)
+    largest = project(big, Target(mac), custom_workload(512, 128), host=HOST)
+    assert chosen.fits == largest.fits == "no"
+    assert "the chosen" in chosen.notes[0] and "the largest" in largest.notes[0]
+
+
+def test_two_streams_already_share_the_weights(cat, nemo):
+    gpu = cat.resolve("RTX 4090")
+    w = replace(custom_workload(300, 128), concurrency=2)
+    p = project(nemo, Target(gpu), w, host=HOST, model=_model())
+    assert p.aggregate_tps > 1.5 * p.decode_tps  # one weight read serves both
+    assert p.per_user_tps == pytest.approx(p.aggregate_tps / 2, rel=1e-12)
+    assert p.ttft_s == pytest.approx(2 * 300 / p.prefill_tps, rel=1e-12)
+    assert any("the last of 2 simultaneous requests' wait" in n for n in p.notes)
+
+
+def test_a_deep_run_beyond_the_trained_context_is_left_out_not_a_crash(cat):
+    llama3 = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")  # trained on 8,192
+    gpu = cat.resolve("RTX 4090")
+    tg128 = project(llama3, Target(gpu), custom_workload(0, 128), host=HOST, model=_model())
+    ref = Reference(gpu, "cuda", tg_tps=0.9 * tg128.decode_tps, facts=llama3,
+                    deep_tg_tps=10.0, deep_tg_depth=16_384)  # fmt: skip
+    p = project(llama3, Target(gpu), custom_workload(0, 128), host=HOST, model=_model(),
+                reference=ref)  # fmt: skip
+    assert p.decode_tps == pytest.approx(0.9 * tg128.decode_tps, rel=1e-9)  # the shallow ratio
+
+
+def test_without_a_transfer_weight_another_device_is_left_alone(cat, nemo, bare):
+    rtx4090, rtx3090 = bare
+    model = replace(_model(), transfer={})
+    tg128 = project(nemo, Target(rtx4090), custom_workload(0, 128), host=HOST, model=model)
+    ref = Reference(rtx4090, "cuda", tg_tps=2 * tg128.decode_tps, facts=nemo)
+    w = custom_workload(512, 128)
+    moved = project(nemo, Target(rtx3090), w, host=HOST, model=model, reference=ref)
+    alone = project(nemo, Target(rtx3090), w, host=HOST, model=model)
+    assert moved.decode_tps == pytest.approx(alone.decode_tps, rel=1e-12)

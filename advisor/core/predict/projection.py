@@ -71,7 +71,7 @@ class _Ratios:
 
 
 def measured_ratios(
-    model: SpeedModel, facts: ModelFacts, ref: Reference | None, host: Host | None = None
+    model: SpeedModel, facts: ModelFacts, ref: Reference | None, host: Host
 ) -> _Ratios:
     """Measured / predicted on the user's own device, for decode and prefill. The prediction
     is `project`'s own (spilled layers included), for the run's model and KV cache type."""
@@ -79,7 +79,6 @@ def measured_ratios(
         return _Ratios()
     r = _Ratios(backend=ref.backend, device_id=ref.device.id)
     facts = ref.facts or facts
-    host = host or Host(ram_bytes=1e15, ram_bandwidth_bytes_per_s=ref.device.bandwidth_bytes_per_s)
     rate = model.prefill_rate(ref.device, ref.backend, facts)
     if ref.pp_tps and rate:
         r.pp = ref.pp_tps / (rate / facts.flops_per_token(ref.n_prompt // 2))
@@ -90,7 +89,7 @@ def measured_ratios(
         if ref.deep_tg_tps and ref.deep_tg_depth > ref.tg_depth:
             deep = _unscaled_decode(model, facts, ref, ref.deep_tg_depth, host)
             if shallow and deep:
-                _fit_depth(ref, shallow, deep, r)
+                _fit_depth(shallow, deep, ref.tg_tps, ref.deep_tg_tps, r)
     return r
 
 
@@ -116,7 +115,11 @@ def _unscaled_decode(
 
 
 def _fit_depth(
-    ref: Reference, shallow: tuple[float, float], deep: tuple[float, float], r: _Ratios
+    shallow: tuple[float, float],
+    deep: tuple[float, float],
+    tps: float,
+    deep_tps: float,
+    r: _Ratios,
 ) -> None:
     """Two decode measurements, shallow and deep, fix two unknowns: the share of the
     predicted speed this device reaches (the ratio) and a cost per byte of KV cache beyond
@@ -125,9 +128,7 @@ def _fit_depth(
         1/tps(depth) = predicted_seconds(depth) / ratio + cost x kv_bytes(depth)
     """
     (a0, k0), (a1, k1) = shallow, deep
-    if not ref.tg_tps or not ref.deep_tg_tps:
-        return
-    t0, t1 = 1.0 / ref.tg_tps, 1.0 / ref.deep_tg_tps
+    t0, t1 = 1.0 / tps, 1.0 / deep_tps
     det = a0 * k1 - a1 * k0
     if det <= 0:
         return
