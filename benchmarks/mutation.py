@@ -82,6 +82,33 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     "are shown to 3 figures",
     ("stats", _CF2, "3 -> 4"): "moves t(31) by 2e-6 (the 3z of the second term)",
     ("stats", _CF2, "Mult -> Div"): "one of the second term's products: moves t(31) by under 1e-4",
+    (
+        "projection",
+        "if s.fit.share_on_device < 1.0 and not s.device.unified_memory:",
+        "1.0 -> 1.1",
+    ): "the share on the device is at most 1, and at 1 the PCIe term it guards is 0",
+    (
+        "projection",
+        "if inverse_ratio > 0 and cost > 0:  # else the deep run shows nothing beyond the model",
+        "Gt -> GtE",
+    ): "differs only where a float is exactly 0: cost 0 gives the same "
+    "ratio either way; an inverse ratio of exactly 0 needs the deep/shallow speed ratio to equal "
+    "the KV ratio to the last bit",
+    (
+        "projection",
+        'limited = "compute" if compute_t > memory_t else "bandwidth"',
+        "Gt -> GtE",
+    ): "differs only when compute and memory time are equal to the last bit",
+    (
+        "projection",
+        "measured_depths.append(reference.deep_tg_depth + reference.n_gen // 2)",
+        "FloorDiv -> Div",
+    ): "a half-token shift cannot move an integer depth across the 2,048-token window",
+    (
+        "projection",
+        "measured_depths = [reference.tg_depth + reference.n_gen // 2] if reference.tg_tps else []",
+        "FloorDiv -> Div",
+    ): "as above",
 }
 
 CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
