@@ -66,9 +66,14 @@ def test_a_card_partial_share_spill_speed_and_room(cat):
     assert fit_on(rtx, 2, 46 * GiB, 24, HOST).fits == "yes"
     two = fit_on(rtx, 2, 107 * GiB, 24, HOST)
     assert two.fits == "no" and "2 x 24 GiB" in two.note
-    # a host with less RAM than the OS keeps leaves no room beyond the card
+    # a host with less RAM than the OS keeps leaves no room beyond the card, not even a byte
     tiny = Host(ram_bytes=2 * GiB, ram_bandwidth_bytes_per_s=20e9)
-    assert fit_on(rtx, 1, 23 * GiB + 1, 24, tiny).fits == "no"
+    assert fit_on(rtx, 1, 23 * GiB + 0.05, 24, tiny).fits == "no"
+    # a small card under a big model: most of it runs from RAM, the share says how little
+    big_host = Host(ram_bytes=128 * GiB, ram_bandwidth_bytes_per_s=80e9)
+    small = fit_on(cat.by_id("nvidia-geforce-rtx-4060"), 1, 80 * GiB, 8, big_host)
+    assert small.fits == "partial" and small.share_on_device == pytest.approx(7 / 80)
+    assert "91% of the model (73.0 GiB)" in small.note
 
 
 def test_unified_memory_spills_to_its_cpu_side_at_half_speed(strix, apple36):
@@ -76,7 +81,11 @@ def test_unified_memory_spills_to_its_cpu_side_at_half_speed(strix, apple36):
     # 124 GiB (all memory less the OS), so past usable it is "no" at once
     over = fit_on(strix, 1, 124 * GiB + 1, 128, HOST)
     assert over.fits == "no" and over.spill_bandwidth_bytes_per_s == strix.bandwidth_bytes_per_s / 2
-    assert "the largest" in over.note and "128 GiB" in over.note
+    assert "needs 124.0 GiB, the largest" in over.note and "has 128 GiB" in over.note
+    # two of them: 2 x 124 GiB for the GPU, 2 x 128 - 4 GiB in all
+    two = fit_on(strix, 2, 250 * GiB, 128, HOST)
+    assert two.fits == "partial" and two.share_on_device == pytest.approx(248 / 250)
+    assert fit_on(strix, 2, 252 * GiB + 1, 128, HOST).fits == "no"
     chosen = fit_on(strix, 1, 200 * GiB, 128, HOST, memory_chosen=True)
     assert "the chosen" in chosen.note
     # Apple 36 GB: the GPU gets 27 GiB; up to 32 GiB (36 - 4 for the OS) runs partly on the

@@ -71,6 +71,7 @@ def test_batched_decode_gets_its_own_command():
         "\n# batched decode (tgNxB): " + batched_bench_command(c)
     )
     assert batched_bench_command(replace(c, batches=(1,))) is None
+    assert "-npl 2 " in batched_bench_command(replace(c, batches=(1, 2)))
     assert batched_bench_command(replace(c, n_gen=(0,))) is None
     on = batched_bench_command(replace(c, flash_attn="on", model_path=None, threads=None))
     assert on == "llama-batched-bench -m MODEL.gguf -c 520 -npp 1 -ntg 64 -npl 4,8 -fa on"
@@ -96,6 +97,10 @@ def test_markdown_row_and_provenance_by_hand():
     assert ("Made with LLM Hardware Advisor 2.0.0; llama.cpp abc1234; llama-cpp-python 0.3.36; "
             "catalogue of 2026-11-01.") in text  # fmt: skip
     assert "```\nllama-bench -m /m/a.gguf -p 512 -n 128 -r 2\n```" in text
+    # with a compute figure the prefill row shows its ceiling
+    peak = _run(BenchConfig(model_path="/m/a.gguf", reps=2, peak_flops_per_s=100e12))
+    pp = peak.tests[0]
+    assert f"| pp512 | 1024.00 ± 0.00 | {pp.prefill_ceiling_tps:.0f} | " in to_markdown(peak)
     busy = replace(run, notes=("Other programs used 50% of the CPU.",))
     assert "\n> Other programs used 50% of the CPU.\n" in to_markdown(busy)
     old = replace(run, app_version="", catalogue_date="", llama=LlamaInfo())
