@@ -34,8 +34,10 @@ class _Table(QtCore.QAbstractTableModel):
     def __init__(self, parent: QtCore.QObject | None = None):
         super().__init__(parent)
         self._rows: list[Any] = []
-        # sorting asks for each cell's key many times (n log n comparisons): compute it once
+        # sorting asks for each cell's key many times (n log n comparisons), and painting,
+        # filtering and fitting columns ask for each cell's text again and again: each once
         self._sort_keys: dict[tuple[int, int], Any] = {}
+        self._texts: dict[tuple[int, int], str] = {}
 
     def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
@@ -60,6 +62,7 @@ class _Table(QtCore.QAbstractTableModel):
         self.beginResetModel()
         self._rows = list(rows)
         self._sort_keys.clear()
+        self._texts.clear()
         self.endResetModel()
 
     def cell_sort_key(self, row: int, col: int) -> Any:
@@ -77,7 +80,11 @@ class _Table(QtCore.QAbstractTableModel):
         obj = self._rows[index.row()]
         col = index.column()
         if role == DISPLAY:
-            return self.display(obj, col, index.row())
+            key = (index.row(), col)
+            text = self._texts.get(key)
+            if text is None:
+                text = self._texts[key] = self.display(obj, col, index.row())
+            return text
         if role == SORT_ROLE:
             return self.cell_sort_key(index.row(), col)
         if role == OBJECT_ROLE:
