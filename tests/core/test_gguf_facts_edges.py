@@ -88,6 +88,10 @@ def test_each_hyper_parameter_at_both_ends_of_its_range(key):
 
 def test_numbers_of_the_wrong_kind_are_refused_and_floats_that_are_whole_read():
     assert facts_from_header(_header(meta={"llama.embedding_length": 256.0})).n_embd == 256
+    # a hostile value is shown cut to 40 characters, on one line
+    with pytest.raises(InvalidModelError) as err:
+        facts_from_header(_header(meta={"llama.embedding_length": "x" * 100 + "\n"}))
+    assert "embedding_length is '" + "x" * 38 + "…, and real models" in str(err.value)
     for bad in (256.5, "256", [256]):
         with pytest.raises(InvalidModelError, match="embedding_length"):
             facts_from_header(_header(meta={"llama.embedding_length": bad}))
@@ -243,6 +247,14 @@ def test_split_parts(path, no, count, words):
         meta["split.no"] = no
     with pytest.raises(InvalidModelError, match=words.replace("(", r"\(").replace(")", r"\)")):
         facts_from_header(_header(meta=meta, path=path))
+
+
+def test_a_part_name_without_split_metadata_is_an_ordinary_model():
+    # renamed by hand, or a download tool's name: the header says it is whole, so it is
+    facts = facts_from_header(_header(path="/m/big-00002-of-00003.gguf"))
+    assert facts.n_layers == 2
+    one = facts_from_header(_header(path="/m/big-00002-of-00003.gguf", meta={"split.count": 1}))
+    assert one.n_layers == 2
 
 
 def test_one_part_of_one_and_the_sizes_add_up():

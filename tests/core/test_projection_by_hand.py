@@ -304,3 +304,32 @@ def test_without_a_transfer_weight_another_device_is_left_alone(cat, nemo, bare)
     moved = project(nemo, Target(rtx3090), w, host=HOST, model=model, reference=ref)
     alone = project(nemo, Target(rtx3090), w, host=HOST, model=model)
     assert moved.decode_tps == pytest.approx(alone.decode_tps, rel=1e-12)
+
+
+def test_a_deep_depth_without_its_speed_is_ignored(cat, nemo):
+    gpu = cat.resolve("RTX 4090")
+    tg128 = project(nemo, Target(gpu), custom_workload(0, 128), host=HOST, model=_model())
+    ref = Reference(gpu, "cuda", tg_tps=0.9 * tg128.decode_tps, facts=nemo, deep_tg_depth=8192)
+    p = project(nemo, Target(gpu), custom_workload(0, 128), host=HOST, model=_model(),
+                reference=ref)  # fmt: skip
+    assert p.decode_tps == pytest.approx(0.9 * tg128.decode_tps, rel=1e-9)
+
+
+def test_a_mixture_of_experts_widens_the_band_by_its_own_figure(cat):
+    moe = facts_from_shape(get_shape("qwen3-30b-a3b"), "q4_k_m")
+    gpu = cat.resolve("RTX 4090")
+    w = custom_workload(512, 128)
+    plain = project(moe, Target(gpu), w, host=HOST, model=_model())  # no fitted MoE widening
+    assert plain.decode_tps_low / plain.decode_tps == pytest.approx(
+        _widened((0.8, 1.1), [0.10])[0], rel=1e-12)  # fmt: skip
+    fitted = replace(_model(), moe_widening=0.3)
+    p = project(moe, Target(gpu), w, host=HOST, model=fitted)
+    assert p.decode_tps_high / p.decode_tps == pytest.approx(_widened((0.8, 1.1), [0.3])[1],
+                                                            rel=1e-12)  # fmt: skip
+
+
+def test_what_does_not_fit_has_nothing_on_the_device(cat):
+    f70 = facts_from_shape(get_shape("llama-3-70b"), "q4_k_m")
+    p = project(f70, Target(cat.resolve("RTX 3060 12GB")), custom_workload(512, 128),
+                host=Host(16 * GiB, 50e9), model=_model())  # fmt: skip
+    assert p.fits == "no" and p.offloaded_share == 0.0 and p.basis == "spec-only"

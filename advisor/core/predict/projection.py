@@ -98,7 +98,7 @@ def _unscaled_decode(
 ) -> tuple[float, float] | None:
     """(predicted seconds per token, KV bytes per token) for a decode after `depth` tokens on
     the reference device, before any decode ratio: `project` with the prefill ratio only."""
-    pp_only = replace(ref, tg_tps=None, deep_tg_tps=None, deep_tg_depth=0)
+    pp_only = replace(ref, tg_tps=None, deep_tg_tps=None)
     workload = custom_workload(0, ref.n_gen, history_tokens=depth)
     p = project(
         facts,
