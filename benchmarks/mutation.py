@@ -334,8 +334,11 @@ def main() -> int:
         print(text, flush=True)
         lines.append(text)
 
-    say(f"mutation testing, seed {args.seed}, {'all' if args.all else args.sample} mutants "
-        f"per module, {time.strftime('%Y-%m-%d %H:%M')}")  # fmt: skip
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
+                            capture_output=True, text=True).stdout.strip() or "unknown"  # fmt: skip
+    say(f"mutation testing at commit {commit}, seed {args.seed}, "
+        f"{'all' if args.all else args.sample} mutants per module, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}")  # fmt: skip
     totals = []
     keys = args.module or list(MODULES)
     reach: dict[str, dict[int, set[str]]] = {}
