@@ -202,3 +202,67 @@ def test_big_endian_and_other_versions(tmp_path):
     with pytest.raises(InvalidModelError, match="GGUF version 5, which is not supported"):
         read(tmp_path, gguf([], version=5))
     assert read(tmp_path, gguf([], version=2)).version == 2
+
+
+def test_metadata_and_tensor_counts_at_their_limits(tmp_path):
+    # 1,000,000 entries pass the count check (and fail on the empty keys that follow); one more
+    # is refused at once. The file is sparse: 14 MB of zeros cost no disk.
+    for count, words in ((1_000_000, "appears twice"), (1_000_001, "claims 1,000,001 metadata")):
+        path = tmp_path / "many.gguf"
+        with path.open("wb") as f:
+            f.write(b"GGUF" + struct.pack("<IQQ", 3, 0, count))
+            f.truncate(15 * 10**6)
+        with pytest.raises(InvalidModelError, match=words):
+            read_gguf_header(path)
+    path = tmp_path / "tensors.gguf"
+    with path.open("wb") as f:
+        f.write(b"GGUF" + struct.pack("<IQQ", 3, 1_000_001, 0))
+        f.truncate(34 * 10**6)
+    with pytest.raises(InvalidModelError, match="claims 1,000,001 tensors"):
+        read_gguf_header(path)
+
+
+def test_long_names_are_cut_to_one_line():
+    from advisor.core.model.gguf_file import printable
+
+    assert printable("x" * 60) == "x" * 60
+    assert printable("x" * 61) == "x" * 59 + "…"
+    assert printable("a\nb\x00c", 10) == "a?b?c"
+    assert len(printable("y" * 500, 120)) == 120
+
+
+def test_a_long_file_name_is_cut_in_the_sentence(tmp_path):
+    path = tmp_path / ("a" * 200 + ".gguf")
+    path.write_bytes(b"nope" + b"\x00" * 60)
+    with pytest.raises(InvalidModelError) as err:
+        read_gguf_header(path)
+    assert str(err.value).startswith("a" * 119 + "… is not a GGUF model")
+
+
+@pytest.mark.parametrize(
+    ("content", "hint"),
+    [(b"ggjt", "old GGML file"), (b"PK\x03\x04", "zip archive"), (b"<htm", "web page"),
+     (b"{}\n", None), (b"PK", None), (b"gg", None)],
+)  # fmt: skip
+def test_hints_need_the_first_four_bytes(tmp_path, content, hint):
+    with pytest.raises(InvalidModelError) as err:
+        read(tmp_path, content)
+    text = str(err.value)
+    assert "lacks the GGUF signature" in text
+    if hint:
+        assert hint in text
+    else:
+        assert "It " not in text.split("signature")[1]  # no guess from too few bytes
+
+
+def test_a_version_that_only_looks_big_endian_in_its_top_byte(tmp_path):
+    # 0x03000001 read little-endian: the top byte is 3 but the low bytes are not zero, so it is
+    # not a big-endian version 3, just an unknown version
+    with pytest.raises(InvalidModelError, match="GGUF version 50331649, which is not supported"):
+        read(tmp_path, gguf([], version=0x03000001))
+
+
+def test_a_dimension_of_one_is_fine_and_the_bad_row_is_named(tmp_path):
+    assert read(tmp_path, _one_tensor((32, 1))).tensors[0].n_elements == 32
+    with pytest.raises(InvalidModelError, match="has rows of 48 values, not a multiple"):
+        read(tmp_path, _one_tensor((48, 2)))

@@ -94,3 +94,38 @@ def test_facts_survive_a_save_and_a_load(llama2):
     assert again == llama2
     swa = _facts(swa_layers=(True, False, True, False), kv_heads_per_layer=(1, 2, 1, 2))
     assert ModelFacts.from_json(swa.to_json()) == swa
+
+
+def test_sliding_window_periods_are_llama_cpps():
+    from advisor.core.model.facts import SWA_PERIOD_BY_ARCH
+
+    # llama.cpp src/llama-model.cpp, hparams.set_swa_pattern(n) per architecture
+    assert SWA_PERIOD_BY_ARCH == {"gemma2": 2, "gemma3": 6, "gpt-oss": 2, "cohere2": 4}
+
+
+def test_defaults_of_a_dense_model_without_windows():
+    f = _facts()
+    assert (f.n_expert, f.n_expert_used, f.n_swa_layers, f.n_tensors) == (0, 0, 0, 0)
+    assert f.sliding_window is None and f.n_ff is None
+    assert f.flops_per_token() == 2 * f.active_params  # no context: the weights alone
+
+
+def test_the_summary_adds_bytes_and_parameters_per_type():
+    from advisor.core.model.facts import TensorRecord, summarise_tensors
+
+    tensors = [TensorRecord("a", (32, 2), "Q8_0", 64, 68),
+               TensorRecord("b", (32, 4), "Q8_0", 128, 136),
+               TensorRecord("c", (8,), "F32", 8, 32)]  # fmt: skip
+    s = summarise_tensors(tensors, 0, 0)
+    assert s["bytes_by_type"] == {"Q8_0": 204, "F32": 32}
+    assert s["params_by_type"] == {"Q8_0": 192, "F32": 8}
+    assert (s["n_params"], s["weights_bytes"], s["n_tensors"]) == (200, 236, 3)
+    assert list(s["bytes_by_type"]) == ["Q8_0", "F32"]  # largest first
+
+
+def test_one_expert_is_read_whole_whatever_its_used_count():
+    from advisor.core.model.facts import TensorRecord, summarise_tensors
+
+    exps = [TensorRecord("blk.0.ffn_up_exps.weight", (32, 4, 1), "Q8_0", 128, 136)]
+    assert summarise_tensors(exps, 1, 0)["active_params"] == 128  # not a mixture: no routing
+    assert summarise_tensors(exps, 4, 1)["active_params"] == 32  # 1 of 4 experts

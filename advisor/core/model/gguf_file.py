@@ -53,19 +53,6 @@ _SCALAR_FORMATS: dict[int, str] = {
 }
 _TYPE_STRING = 8
 _TYPE_ARRAY = 9
-_NUMPY_DTYPES = {
-    0: "<u1",
-    1: "<i1",
-    2: "<u2",
-    3: "<i2",
-    4: "<u4",
-    5: "<i4",
-    6: "<f4",
-    7: "<u1",
-    10: "<u8",
-    11: "<i8",
-    12: "<f8",
-}
 
 SPLIT_NAME = re.compile(r"^(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
 
@@ -204,20 +191,21 @@ class _Cursor:
         self.pos += length
 
     def skip_strings(self, count: int, what: str) -> None:
-        """skip_string `count` times, in one tight loop (a vocabulary holds 100,000+)."""
-        buf, pos, size, unpack = self.buf, self.pos, self.size, _U64.unpack_from
+        """skip_string `count` times, in one tight loop (a vocabulary holds 100,000+ strings);
+        an item the quick test does not pass goes through skip_string, which says what is
+        wrong with it (or skips it, the result being the same either way)."""
+        buf, size, unpack = self.buf, self.size, _U64.unpack_from
+        pos = self.pos
         for _ in range(count):
-            if pos + 8 > size:
-                break
-            length = unpack(buf, pos)[0]
-            if length > MAX_STRING_BYTES or pos + 8 + length > size:
-                break
-            pos += 8 + length
-        else:
+            if pos + 8 <= size:
+                length = unpack(buf, pos)[0]
+                if length <= MAX_STRING_BYTES and pos + 8 + length <= size:
+                    pos += 8 + length
+                    continue
             self.pos = pos
-            return
+            self.skip_string(what)
+            pos = self.pos
         self.pos = pos
-        self.skip_string(what)  # the item that stopped the loop: raises its own sentence
 
 
 _U64 = struct.Struct("<Q")
