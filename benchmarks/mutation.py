@@ -127,6 +127,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "return BASES.index(basis) if basis in BASES else -1",
         "1 -> 2",
     ): "any negative rank puts an unknown label below every known one",
+    ("gguf_file", "self.pos = 0", "0 -> 1"): "the preamble sets the position to 4 (after the "
+    "magic, which is read from the buffer directly) before the first read",
 }
 
 CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
