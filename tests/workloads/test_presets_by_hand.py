@@ -66,3 +66,22 @@ def test_custom_numbers_and_their_limits():
         with pytest.raises(ValueError):
             custom_workload(*bad)
     assert w.to_json()["history_tokens"] == 1000
+
+
+def test_a_workload_of_a_few_numbers_gets_one_user_and_50_requests():
+    from advisor.core.predict.workloads import Workload
+
+    w = Workload("w", "W", "", prompt_tokens=10, answer_tokens=20)
+    assert (w.history_tokens, w.concurrency, w.requests_per_day, w.streamed) == (0, 1, 50, True)
+
+
+def test_depths_are_whole_tokens_for_odd_answers():
+    w = custom_workload(11, 501, 7)
+    assert w.decode_depth_tokens() == 7 + 11 + 250 and isinstance(w.decode_depth_tokens(), int)
+    assert w.prefill_depth_tokens() == 7 + 5 and isinstance(w.prefill_depth_tokens(), int)
+
+
+def test_a_typo_gets_the_two_nearest_names():
+    with pytest.raises(InputError, match=r"Unknown workload 'chatt'\. Did you mean chat or "
+                                         r"long-chat\? Choose"):  # fmt: skip
+        get_workload("chatt")
