@@ -78,6 +78,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
 # (module, the mutated line's text, the mutation) -> why. They are printed, and the score
 # is shown both with them and without them.
 _CF2 = "return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)"
+_FAST = "if length <= MAX_STRING_BYTES and pos + 8 + length <= size:"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("stats", _CF2, "96 -> 97"): "the second Cornish-Fisher term moves t(31) by 3e-5; intervals "
     "are shown to 3 figures",
@@ -127,6 +128,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "return BASES.index(basis) if basis in BASES else -1",
         "1 -> 2",
     ): "any negative rank puts an unknown label below every known one",
+    **{
+        ("gguf_file", line, what): "the vocabulary's quick path: a stricter test only sends more "
+        "items through the checked path, which skips a good item the same way"
+        for line, what in (
+            ("if pos + 8 <= size:", "LtE -> Lt"),
+            ("if pos + 8 <= size:", "8 -> 9"),
+            (_FAST, "LtE -> Lt"),
+            (_FAST, "8 -> 9"),
+        )
+    },
     ("gguf_file", "self.pos = 0", "0 -> 1"): "the preamble sets the position to 4 (after the "
     "magic, which is read from the buffer directly) before the first read",
 }

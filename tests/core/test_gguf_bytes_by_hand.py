@@ -266,3 +266,42 @@ def test_a_dimension_of_one_is_fine_and_the_bad_row_is_named(tmp_path):
     assert read(tmp_path, _one_tensor((32, 1))).tensors[0].n_elements == 32
     with pytest.raises(InvalidModelError, match="has rows of 48 values, not a multiple"):
         read(tmp_path, _one_tensor((48, 2)))
+
+
+def test_check_model_path_cuts_a_long_name(tmp_path):
+    empty = tmp_path / ("b" * 200 + ".gguf")
+    empty.write_bytes(b"")
+    with pytest.raises(InvalidModelError) as err:
+        read_gguf_header(empty)
+    assert str(err.value).startswith("b" * 119 + "… is empty (0 bytes)")
+
+
+def test_the_metadata_count_against_the_file_size_at_the_edge(tmp_path):
+    # each entry takes at least 14 bytes: 10 entries need a file of 140 bytes or more
+    head = b"GGUF" + struct.pack("<IQQ", 3, 0, 10)
+    with pytest.raises(InvalidModelError, match="appears twice"):  # passes the count check
+        read(tmp_path, head + b"\x00" * (140 - len(head)))
+    with pytest.raises(InvalidModelError, match="claims 10 metadata entries"):
+        read(tmp_path, head + b"\x00" * (139 - len(head)))
+
+
+def test_data_starts_at_the_header_end_when_it_is_already_aligned(tmp_path):
+    # preamble 24 + one 2-D tensor's info (8 + 32-byte name + 4 + 16 + 4 + 8) = 96, a multiple
+    # of 32: the data starts right there, not 32 bytes later
+    data = gguf([], [tensor("w" * 32, (32, 2), Q8_0, 0)], 68)
+    h = read(tmp_path, data)
+    assert h.data_offset == 96 and h.has_data and h.file_bytes == 96 + 68
+
+
+def test_a_file_cut_inside_a_tensor_shape_is_named(tmp_path):
+    whole = gguf([], [tensor("w", (32, 2), Q8_0, 0)], 68)
+    cut = whole[: 24 + 8 + 1 + 4 + 12]  # inside the second dimension
+    with pytest.raises(InvalidModelError, match="header ends inside the shape of tensor w"):
+        read(tmp_path, cut)
+
+
+def test_empty_strings_may_end_the_file_exactly(tmp_path):
+    meta = read(tmp_path, gguf([kv("s", 9, array(8, [_s(b"")] * 3))])).metadata
+    assert meta["s"] == ["", "", ""]
+    many = read(tmp_path, gguf([kv("s", 9, array(8, [_s(b"")] * 100))])).metadata
+    assert meta and many["s"] == ArraySummary(8, 100)

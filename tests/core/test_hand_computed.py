@@ -297,9 +297,9 @@ def test_a_long_string_array_is_counted_and_a_cut_inside_it_is_named(tmp_path):
 
     # cut inside item 700's text, then inside item 700's length field
     item_700 = len(_vocab_only_gguf(tokens[:700]))
-    for cut in (item_700 + 8 + 2, item_700 + 3):
+    for cut, inside in ((item_700 + 8 + 2, "an item"), (item_700 + 3, "the length of an item")):
         path.write_bytes(whole[:cut])
-        with pytest.raises(InvalidModelError, match="truncated"):
+        with pytest.raises(InvalidModelError, match=f"header ends inside {inside} of tokenizer"):
             read_gguf_header(path)
 
     path.write_bytes(_vocab_only_gguf(tokens, claimed={999: 2**40}))

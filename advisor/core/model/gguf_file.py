@@ -317,7 +317,7 @@ def read_gguf_header(path: str | os.PathLike[str], *, require_data: bool = True)
 def _parse(
     buf: memoryview, size: int, path: str, name: str, require_data: bool = True
 ) -> GgufHeader:
-    name = printable(name, 120)
+    """Parse a whole header; `name` is the file's name as sentences show it (printable)."""
     cur = _Cursor(buf, size, name)
     version, n_tensors, n_kv = _read_preamble(cur, buf, size, name)
     metadata = _read_metadata(cur, n_kv, name)
