@@ -305,3 +305,17 @@ def test_empty_strings_may_end_the_file_exactly(tmp_path):
     assert meta["s"] == ["", "", ""]
     many = read(tmp_path, gguf([kv("s", 9, array(8, [_s(b"")] * 100))])).metadata
     assert meta and many["s"] == ArraySummary(8, 100)
+
+
+def test_the_tensor_count_against_the_file_size_at_the_edge(tmp_path):
+    # each tensor info takes at least 33 bytes: 4 tensors need a file of 132 bytes or more
+    head = b"GGUF" + struct.pack("<IQQ", 3, 4, 0)
+    with pytest.raises(InvalidModelError, match="has 0 dimensions"):  # passes the count check
+        read(tmp_path, head + b"\x00" * (132 - len(head)))
+    with pytest.raises(InvalidModelError, match="claims 4 tensors"):
+        read(tmp_path, head + b"\x00" * (131 - len(head)))
+
+
+def test_the_signature_alone_is_a_cut_header_not_another_format(tmp_path):
+    with pytest.raises(InvalidModelError, match="header ends inside the version number"):
+        read(tmp_path, b"GGUF")
