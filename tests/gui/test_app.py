@@ -77,13 +77,9 @@ def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
             f"ticks; the run took {finished - clicked:.2f} s, the answer "
             f"{ends[-1] - finished:.2f} s more"
         )
-    during = [g for g, e in zip(gaps, ends, strict=True) if e <= finished]
-    after = [g for g, e in zip(gaps, ends, strict=True) if e > finished]
-    # the run itself: 30-60 ms here while the benchmark spins both of this machine's 2 cores
-    assert max(during) < 0.100
-    # showing the answer: 53-130 ms on the CI host (fitting and drawing the 108-row table and
-    # the chart on the GUI thread); an open item, held under 200 ms until it is moved off
-    assert max(after, default=0.0) < 0.200
+    # from the click to the answer on screen, the run and the work after it alike (the
+    # upgrade chart's grid once held the GUI thread 130-190 ms here while the answer arrived)
+    assert max(gaps) < 0.100
     assert "measured on" in window.upgrade.caption.text()
     qtbot.waitUntil(lambda: "Chat:" in window.upgrade.answer.text(), timeout=20_000)
 

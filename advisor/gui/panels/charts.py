@@ -34,7 +34,10 @@ def _palette_colours() -> tuple[QtGui.QColor, QtGui.QColor]:
     )
 
 
-def _plot(title: str, x_label: str, y_label: str) -> pg.PlotWidget:
+def _plot(title: str, x_label: str, y_label: str, grid: bool = True) -> pg.PlotWidget:
+    """A themed chart. `grid=False` for a chart shown right after a run: pyqtgraph replays its
+    grid on every repaint, 12-16 ms a time on a 2-core machine, and the page repaints 5 times
+    as its answer arrives (the grid made the longest GUI-thread stall 190 ms instead of 70)."""
     background, foreground = _palette_colours()
     w = pg.PlotWidget()
     w.setBackground(background)
@@ -45,7 +48,8 @@ def _plot(title: str, x_label: str, y_label: str) -> pg.PlotWidget:
         ax.setLabel(label, color=foreground.name())
         ax.setPen(foreground)
         ax.setTextPen(foreground)
-    item.showGrid(x=True, y=True, alpha=0.2)
+    if grid:
+        item.showGrid(x=True, y=True, alpha=0.2)
     legend_fill = QtGui.QColor(background)
     legend_fill.setAlpha(220)  # readable where a curve or a bar passes behind it
     item.addLegend(offset=(-10, 10), labelTextColor=foreground.name(), brush=legend_fill)

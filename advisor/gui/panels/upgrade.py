@@ -119,7 +119,7 @@ class UpgradePanel(QtWidgets.QWidget):
         return self.table
 
     def _build_chart(self) -> pg.PlotWidget:
-        self.chart = _plot("Price against speed", "price (US$)", "answers per hour")
+        self.chart = _plot("Price against speed", "price (US$)", "answers per hour", grid=False)
         self.chart.setMinimumHeight(180)
         self.points = pg.ScatterPlotItem(size=8, name="candidates")
         self.frontier = pg.PlotDataItem(name="value frontier (no cheaper device is faster)")
