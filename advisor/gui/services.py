@@ -207,15 +207,21 @@ class AppServices(WorkloadServices):
             failed,
         )
 
-    def save_run(self, run: RunResult) -> None:
+    def save_run(self, run: RunResult, then: Callable[[], None] | None = None) -> None:
         """Save a finished run, then show it (the history panel reloads on run_changed, so the
-        file must be there first). A failed save still shows the run, and says why."""
+        file must be there first), then call `then`. A failed save still shows the run, and
+        says why."""
+
+        def show(_=None) -> None:
+            self.state.set_run(run)
+            if then is not None:
+                then()
 
         def failed(exc, details):
             self.errors.report(str(exc), details)
-            self.state.set_run(run)
+            show()
 
-        run_task(lambda: self.history.save(run), lambda _: self.state.set_run(run), failed)
+        run_task(lambda: self.history.save(run), show, failed)
 
     def open_run(self, run: RunResult) -> None:
         """Show a saved run: its model becomes the current model, its results the current run."""

@@ -227,8 +227,9 @@ class BenchPanel(QtWidgets.QWidget):
         self.progress.setValue(1)
         self.progress.setFormat("done")
         self.live.setText(" ")
-        self.services.save_run(run)
-        self.run_finished.emit(run)
+        # the answer page opens once the run is saved and is the current run, so it never
+        # shows, even for a moment, an answer that does not yet count this run
+        self.services.save_run(run, lambda: self.run_finished.emit(run))
 
     def _on_bench_failed(self, failure: Failure) -> None:
         self._finish_ui()
