@@ -276,13 +276,18 @@ def test_check_model_path_cuts_a_long_name(tmp_path):
     assert str(err.value).startswith("b" * 119 + "… is empty (0 bytes)")
 
 
-def test_the_metadata_count_against_the_file_size_at_the_edge(tmp_path):
-    # each entry takes at least 14 bytes: 10 entries need a file of 140 bytes or more
-    head = b"GGUF" + struct.pack("<IQQ", 3, 0, 10)
-    with pytest.raises(InvalidModelError, match="appears twice"):  # passes the count check
-        read(tmp_path, head + b"\x00" * (140 - len(head)))
-    with pytest.raises(InvalidModelError, match="claims 10 metadata entries"):
-        read(tmp_path, head + b"\x00" * (139 - len(head)))
+@pytest.mark.parametrize(
+    ("tensors", "entries", "need", "then", "claims"),
+    [(0, 10, 140, "appears twice", "claims 10 metadata entries"),  # >= 14 bytes an entry
+     (4, 0, 132, "has 0 dimensions", "claims 4 tensors")],  # >= 33 bytes a tensor info
+)  # fmt: skip
+def test_the_counts_against_the_file_size_at_the_edge(tmp_path, tensors, entries, need, then,
+                                                      claims):  # fmt: skip
+    head = b"GGUF" + struct.pack("<IQQ", 3, tensors, entries)
+    with pytest.raises(InvalidModelError, match=then):  # exactly enough: read on
+        read(tmp_path, head + b"\x00" * (need - len(head)))
+    with pytest.raises(InvalidModelError, match=claims):  # a byte short: refused at once
+        read(tmp_path, head + b"\x00" * (need - 1 - len(head)))
 
 
 def test_data_starts_at_the_header_end_when_it_is_already_aligned(tmp_path):
@@ -305,15 +310,6 @@ def test_empty_strings_may_end_the_file_exactly(tmp_path):
     assert meta["s"] == ["", "", ""]
     many = read(tmp_path, gguf([kv("s", 9, array(8, [_s(b"")] * 100))])).metadata
     assert meta and many["s"] == ArraySummary(8, 100)
-
-
-def test_the_tensor_count_against_the_file_size_at_the_edge(tmp_path):
-    # each tensor info takes at least 33 bytes: 4 tensors need a file of 132 bytes or more
-    head = b"GGUF" + struct.pack("<IQQ", 3, 4, 0)
-    with pytest.raises(InvalidModelError, match="has 0 dimensions"):  # passes the count check
-        read(tmp_path, head + b"\x00" * (132 - len(head)))
-    with pytest.raises(InvalidModelError, match="claims 4 tensors"):
-        read(tmp_path, head + b"\x00" * (131 - len(head)))
 
 
 def test_the_signature_alone_is_a_cut_header_not_another_format(tmp_path):

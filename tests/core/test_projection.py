@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import pytest
 
-from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
@@ -23,16 +22,6 @@ from advisor.core.predict.verdict import upgrade_verdict
 from advisor.core.predict.workloads import PRESETS, custom_workload, get_workload
 
 HOST = Host(ram_bytes=64 * GiB, ram_bandwidth_bytes_per_s=80e9)
-
-
-@pytest.fixture(scope="module")
-def cat():
-    return load_catalogue()
-
-
-@pytest.fixture(scope="module")
-def nemo():
-    return facts_from_shape(get_shape("mistral-nemo-12b"), "q4_k_m")
 
 
 def _model(eff=0.8, t_layer=0.0001, pp_eff=0.5, backend="cuda"):

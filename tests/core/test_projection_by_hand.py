@@ -13,7 +13,6 @@ from dataclasses import replace
 
 import pytest
 
-from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
@@ -30,19 +29,7 @@ from advisor.core.predict.projection import (
 )
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.workloads import custom_workload
-from tests.core.test_projection import _model
-
-HOST = Host(ram_bytes=64 * GiB, ram_bandwidth_bytes_per_s=80e9)
-
-
-@pytest.fixture(scope="module")
-def cat():
-    return load_catalogue()
-
-
-@pytest.fixture(scope="module")
-def nemo():
-    return facts_from_shape(get_shape("mistral-nemo-12b"), "q4_k_m")
+from tests.core.test_projection import HOST, _model  # the hand-set speed model, the host
 
 
 @pytest.fixture(scope="module")
