@@ -43,6 +43,15 @@ def advisor_cli(
     )
 
 
+def write_sparse(path: Path, head: bytes, length: int) -> Path:
+    """A file of `length` bytes that starts with `head`; the rest is a sparse run of zeros
+    (a model-sized file to test its header, without writing or copying its tensor data)."""
+    with path.open("wb") as f:
+        f.write(head)
+        f.truncate(length)
+    return path
+
+
 def _in_process(args: list[str], home: Path) -> subprocess.CompletedProcess:
     import contextlib
     import io

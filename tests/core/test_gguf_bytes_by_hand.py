@@ -12,6 +12,7 @@ import struct
 import pytest
 
 from advisor.core.model.gguf_file import ArraySummary, InvalidModelError, read_gguf_header
+from tests.conftest import write_sparse
 
 F32, Q8_0 = 0, 8  # ggml types: F32 is 1 value in 4 bytes, Q8_0 32 values in 34 bytes
 
@@ -208,16 +209,12 @@ def test_metadata_and_tensor_counts_at_their_limits(tmp_path):
     # 1,000,000 entries pass the count check (and fail on the empty keys that follow); one more
     # is refused at once. The file is sparse: 14 MB of zeros cost no disk.
     for count, words in ((1_000_000, "appears twice"), (1_000_001, "claims 1,000,001 metadata")):
-        path = tmp_path / "many.gguf"
-        with path.open("wb") as f:
-            f.write(b"GGUF" + struct.pack("<IQQ", 3, 0, count))
-            f.truncate(15 * 10**6)
+        path = write_sparse(tmp_path / "many.gguf", b"GGUF" + struct.pack("<IQQ", 3, 0, count),
+                            15 * 10**6)  # fmt: skip
         with pytest.raises(InvalidModelError, match=words):
             read_gguf_header(path)
-    path = tmp_path / "tensors.gguf"
-    with path.open("wb") as f:
-        f.write(b"GGUF" + struct.pack("<IQQ", 3, 1_000_001, 0))
-        f.truncate(34 * 10**6)
+    path = write_sparse(tmp_path / "tensors.gguf", b"GGUF" + struct.pack("<IQQ", 3, 1_000_001, 0),
+                        34 * 10**6)  # fmt: skip
     with pytest.raises(InvalidModelError, match="claims 1,000,001 tensors"):
         read_gguf_header(path)
 
@@ -315,3 +312,23 @@ def test_empty_strings_may_end_the_file_exactly(tmp_path):
 def test_the_signature_alone_is_a_cut_header_not_another_format(tmp_path):
     with pytest.raises(InvalidModelError, match="header ends inside the version number"):
         read(tmp_path, b"GGUF")
+
+
+def _vocabulary(tokens: list[bytes], claimed: dict[int, int] | None = None) -> bytes:
+    """A vocabulary-only file: one array of strings; `claimed` replaces chosen length fields."""
+    items = [struct.pack("<Q", (claimed or {}).get(i, len(t))) + t for i, t in enumerate(tokens)]
+    return gguf([kv("tokenizer.ggml.tokens", 9, array(8, items))])
+
+
+def test_a_long_string_array_is_counted_and_a_cut_inside_it_is_named(tmp_path):
+    tokens = [f"tok{i}".encode() for i in range(1000)]
+    whole = _vocabulary(tokens)
+    summary = read(tmp_path, whole).get("tokenizer.ggml.tokens")
+    assert summary == ArraySummary(8, 1000)
+    # cut inside item 700's text, then inside item 700's length field
+    item_700 = len(whole) - sum(8 + len(t) for t in tokens[700:])
+    for cut, inside in ((item_700 + 8 + 2, "an item"), (item_700 + 3, "the length of an item")):
+        with pytest.raises(InvalidModelError, match=f"header ends inside {inside} of tokenizer"):
+            read(tmp_path, whole[:cut])
+    with pytest.raises(InvalidModelError, match="claims 1,099,511,627,776 bytes"):
+        read(tmp_path, _vocabulary(tokens, claimed={999: 2**40}))

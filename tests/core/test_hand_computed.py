@@ -23,6 +23,7 @@ from advisor.core.predict.explain import explain_test
 from advisor.core.predict.memory_fit import fit_on
 from advisor.core.runs.config import TestSpec
 from advisor.core.runs.stats import summarise_samples
+from tests.conftest import write_sparse
 
 # llama-2-7b: 32 layers, 32 KV heads of 128 -> K and V, f16: 2 x 32 x 32 x 128 x 2 bytes
 LLAMA2_KV_PER_TOKEN = 2 * 32 * 32 * 128 * 2  # 524,288 bytes: large, so its share shows
@@ -88,14 +89,6 @@ def _header_bytes(path):
         return bytearray(f.read(read_gguf_header(path).data_offset))
 
 
-def _write_like(original, data, path):
-    """`data` (a patched header) at the start of a file as long as `original`, the rest sparse."""
-    with path.open("wb") as f:
-        f.write(bytes(data))
-        f.truncate(original.stat().st_size)
-    return path
-
-
 def _second_tensor(path):
     header = read_gguf_header(path)
     ordered = sorted(header.tensors, key=lambda t: t.offset)
@@ -109,7 +102,7 @@ def test_an_unaligned_tensor_is_refused(tiny_file, tmp_path):
     n_dims = struct.unpack_from("<I", data, at)[0]
     where = at + 4 + 8 * n_dims + 4  # after the dims and the type: the offset
     struct.pack_into("<Q", data, where, t.offset + 1)  # 1 byte past a 32-byte boundary
-    bad = _write_like(tiny_file, data, tmp_path / "offset-plus-one.gguf")
+    bad = write_sparse(tmp_path / "offset-plus-one.gguf", bytes(data), tiny_file.stat().st_size)
     with pytest.raises(InvalidModelError, match="unaligned"):
         read_gguf_header(bad)
 
@@ -120,7 +113,7 @@ def test_a_row_that_is_not_whole_blocks_is_refused(tiny_file, tmp_path):
     q4 = next(t for t in header.tensors if t.ggml_type == 2 and t.shape[0] % 32 == 0)  # Q4_0
     at = _tensor_info_at(bytes(data), q4.name)
     struct.pack_into("<Q", data, at + 4, q4.shape[0] - 16)  # half a 32-value block short
-    bad = _write_like(tiny_file, data, tmp_path / "short-row.gguf")
+    bad = write_sparse(tmp_path / "short-row.gguf", bytes(data), tiny_file.stat().st_size)
     with pytest.raises(InvalidModelError, match="block of 32"):
         read_gguf_header(bad)
 
@@ -163,7 +156,7 @@ def test_apple_gpu_share_two_thirds_below_36_gb(cat):
 def test_gguf_versions_2_and_3_read_others_refused(tiny_file, tmp_path, version, reads):
     data = _header_bytes(tiny_file)
     struct.pack_into("<I", data, 4, version)  # right after the magic
-    path = _write_like(tiny_file, data, tmp_path / f"v{version}.gguf")
+    path = write_sparse(tmp_path / f"v{version}.gguf", bytes(data), tiny_file.stat().st_size)
     if reads:
         assert read_gguf_header(path).version == version
     else:
@@ -180,7 +173,7 @@ def test_overlapping_tensors_are_refused(tiny_file, tmp_path):
     n_dims = struct.unpack_from("<I", data, at)[0]
     where = at + 4 + 8 * n_dims + 4
     struct.pack_into("<Q", data, where, first.offset + 32)  # aligned, but inside the first
-    path = _write_like(tiny_file, data, tmp_path / "overlap.gguf")
+    path = write_sparse(tmp_path / "overlap.gguf", bytes(data), tiny_file.stat().st_size)
     with pytest.raises(InvalidModelError, match="overlaps"):
         read_gguf_header(path)
 
@@ -266,42 +259,3 @@ def test_noisy_and_busy_start_just_past_their_thresholds():
     busy, noisy, notes = run_notes([past])
     assert busy and noisy and len(notes) == 2
     assert "11%" in notes[0] and base.name in notes[1]
-
-
-# --- a long string array, written byte by byte (the GGUF spec), read and cut -------------
-
-
-def _vocab_only_gguf(tokens: list[bytes], claimed: dict[int, int] | None = None) -> bytes:
-    """GGUF v3 with no tensors and one metadata key, an array of strings; `claimed` replaces
-    the length field of chosen items."""
-
-    def s(b: bytes) -> bytes:
-        return struct.pack("<Q", len(b)) + b
-
-    out = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + s(b"tokenizer.ggml.tokens")
-    out += struct.pack("<IIQ", 9, 8, len(tokens))  # ARRAY of STRING, count
-    for i, tok in enumerate(tokens):
-        out += struct.pack("<Q", (claimed or {}).get(i, len(tok))) + tok
-    return out
-
-
-def test_a_long_string_array_is_counted_and_a_cut_inside_it_is_named(tmp_path):
-    from advisor.core.model.gguf_file import ArraySummary
-
-    tokens = [f"tok{i}".encode() for i in range(1000)]
-    whole = _vocab_only_gguf(tokens)
-    path = tmp_path / "vocab.gguf"
-    path.write_bytes(whole)
-    summary = read_gguf_header(path).get("tokenizer.ggml.tokens")
-    assert isinstance(summary, ArraySummary) and summary.count == 1000
-
-    # cut inside item 700's text, then inside item 700's length field
-    item_700 = len(_vocab_only_gguf(tokens[:700]))
-    for cut, inside in ((item_700 + 8 + 2, "an item"), (item_700 + 3, "the length of an item")):
-        path.write_bytes(whole[:cut])
-        with pytest.raises(InvalidModelError, match=f"header ends inside {inside} of tokenizer"):
-            read_gguf_header(path)
-
-    path.write_bytes(_vocab_only_gguf(tokens, claimed={999: 2**40}))
-    with pytest.raises(InvalidModelError, match="claims 1,099,511,627,776 bytes"):
-        read_gguf_header(path)

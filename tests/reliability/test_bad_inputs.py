@@ -16,7 +16,7 @@ from advisor.bench.synth import write_synthetic_gguf
 from advisor.core.model.gguf_facts import facts_from_gguf
 from advisor.core.model.gguf_file import InvalidModelError
 from advisor.core.model.shapes import get_shape
-from tests.conftest import advisor_cli
+from tests.conftest import advisor_cli, write_sparse
 
 _cli = advisor_cli
 
@@ -40,11 +40,7 @@ def bad_files(tmp_path_factory, make_synth) -> dict[str, tuple[Path, str]]:
     with good.open("rb") as f:
         data = f.read(header.data_offset)  # the header only; each file below is cut or
         # patched there, the tensor data left as a sparse run of zeros of the right length
-
-    def write(path: Path, head: bytes, length: int) -> None:
-        with path.open("wb") as f:
-            f.write(head)
-            f.truncate(length)
+    write = write_sparse
 
     files: dict[str, tuple[Path, str]] = {}
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import _in_process
+from tests.conftest import _in_process, write_sparse
 
 HEADERS = Path(__file__).resolve().parents[1] / "fixtures" / "gguf"
 SHAPE = ("--shape", "llama-3.2-1b", "--quant", "q4_0")
@@ -70,10 +70,7 @@ def test_geometry_no_real_model_has_is_refused_naming_the_field(
     source = make_synth("llama-3.2-1b", "q4_0", 2)
     with source.open("rb") as f:
         head = f.read(4 << 20)  # the metadata comes first; the tensor data is not read here
-    bad = tmp_path / "odd.gguf"
-    with bad.open("wb") as f:
-        f.write(_patch_u32(head, key, value))
-        f.truncate(source.stat().st_size)  # same size, the data a sparse run of zeros
+    bad = write_sparse(tmp_path / "odd.gguf", _patch_u32(head, key, value), source.stat().st_size)
     started = time.perf_counter()
     done = _in_process(["project", "--model", str(bad), "--to", "RTX 4090"], tmp_path / "home")
     assert time.perf_counter() - started < 10  # refused before anything sized from it
