@@ -246,9 +246,8 @@ def facts_from_header(header: GgufHeader) -> ModelFacts:
             f"{arch}.embedding_length); the file is damaged or not a complete model."
         )
     # an expert's width where the model has experts, given once or per layer (OpenELM)
-    ff_key = "expert_feed_forward_length" if h.raw("expert_feed_forward_length") else (
-        "feed_forward_length")  # fmt: skip
-    ff = h.per_layer(ff_key, n_layers)
+    expert = h.raw("expert_feed_forward_length")
+    ff = h.per_layer("expert_feed_forward_length" if expert else "feed_forward_length", n_layers)
     n_ff = max(ff) if ff else None
     n_expert, n_expert_used = _experts(h)
     window, swa = _sliding_window(h, n_layers)
