@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -30,6 +31,7 @@ from advisor.bench.synth import synthetic_file_name, write_synthetic_gguf  # noq
 from advisor.core.hardware.threads import default_threads  # noqa: E402
 from advisor.core.runs.config import BenchConfig  # noqa: E402
 from advisor.core.runs.results import RunResult  # noqa: E402
+from advisor.core.runs.stats import t95  # noqa: E402
 
 MODELS = [
     # (shape, quant, layers): one of at least 500 MB and a small one
@@ -98,6 +100,17 @@ def run_ours(
     return {t.name: t.tokens_per_s for t in final.tests}
 
 
+def paired_interval(per_round: list[float]) -> tuple[float, float]:
+    """95% interval of the ratio from the rounds' paired ratios (ours / theirs measured
+    back to back): a t-interval on their logarithms, so drift between rounds cancels."""
+    logs = [math.log(r) for r in per_round]
+    if len(logs) < 2:
+        return (math.nan, math.nan)
+    mean, sd = statistics.fmean(logs), statistics.stdev(logs)
+    half = t95(len(logs) - 1) * sd / math.sqrt(len(logs))
+    return (math.exp(mean - half), math.exp(mean + half))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -156,13 +169,21 @@ def main() -> int:
 
     print(
         f"{'model':40} {'size':>8} {'test':>6} {'llama-bench':>12} {'advisor':>10} "
-        f"{'ratio':>7}  per round"
+        f"{'ratio':>7} {'95% interval':>13}  per round"
     )
     for name, size, test, t, o, ratio, per_round in rows:
         rounds = " ".join(f"{x:.3f}" for x in per_round)
-        print(f"{name:40} {size:>8} {test:>6} {t:12.2f} {o:10.2f} {ratio:7.3f}  {rounds}")
+        lo, hi = paired_interval(per_round)
+        print(
+            f"{name:40} {size:>8} {test:>6} {t:12.2f} {o:10.2f} {ratio:7.3f} "
+            f"{lo:6.3f}-{hi:5.3f}  {rounds}"
+        )
     worst = max(abs(r[5] - 1) for r in rows)
     print(f"\nlargest deviation of the median ratio from 1: {worst:.1%}")
+    print(
+        "(the interval: the paired per-round ratios' 95% t-interval; where it is wide, the "
+        "machine was too noisy to tell a difference that small)"
+    )
     return 0
 
 
