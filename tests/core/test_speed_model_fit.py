@@ -95,3 +95,15 @@ def test_held_out_errors_and_a_refit_reproduce_the_shipped_fit():
     assert model.prefill_fit.coef == pytest.approx(saved["prefill_coef"])
     for key, band in model.bands.items():
         assert band == pytest.approx(shipped[key], rel=1e-6)
+
+
+def test_predictions_are_for_the_newest_results_in_the_data_not_beyond():
+    from advisor.core.predict.observations import PREDICT_AT, years
+
+    obs, _ = load_observations()
+    newest = max(o.date[:7] for o in obs if o.date)
+    assert newest == PREDICT_AT  # a stale constant would predict an older llama.cpp
+    assert years("2025-07") == pytest.approx(1 / 24)
+    assert years("2026-08-14") == pytest.approx(1 + 7.5 / 12 - 0.5)
+    assert years("") == 0.0 and years("not stated") == 0.0
+    assert years("2019-01") == -1.5 and years("2031-01") == 1.5  # clamped: no wild trend

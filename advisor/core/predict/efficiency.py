@@ -35,6 +35,7 @@ HUBER_LOG = 0.15  # errors beyond 15% count linearly, not squared
 # ridge penalties per kind of term (in units of one row's squared log error)
 DEFAULT_PENALTIES = {
     "backend": 1e-4, "class": 4.0, "device": 2.0, "quant": 4.0, "cov": 20.0, "source": 2.0,
+    "year": 20.0,
 }  # fmt: skip
 
 
@@ -129,7 +130,7 @@ def features(k: Key) -> dict[str, tuple[str, float]]:
         f[f"era:{k.era}"] = ("quant", 1.0)
         f[f"bera:{b}:{k.era}"] = ("quant", 1.0)
     for name, value in k.covariates:
-        f[f"cov:{b}:{name}"] = ("cov", value)
+        f[f"cov:{b}:{name}"] = ("year" if name == "year" else "cov", value)
     if k.source:
         f[f"s:{k.source}"] = ("source", 1.0)
     if DROPPED:

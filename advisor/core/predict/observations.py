@@ -127,6 +127,23 @@ def _other_ubatch(notes: str) -> bool:
     return False
 
 
+# llama.cpp grows faster month by month (Vulkan's prefill doubled between mid-2025 and 2026 on
+# the same cards): a row's date is a covariate, and predictions are for the newest results in
+# the data (not beyond: the trend is not extrapolated past what was measured)
+PREDICT_AT = "2026-08"
+DATE_ORIGIN = 2025.5
+DATE_CLAMP = 1.5
+
+
+def years(date: str) -> float:
+    """Years from mid-2025 to a row's date (0 where it has none), clamped to +-1.5."""
+    found = re.match(r"(\d{4})-(\d{2})", date or "")
+    if not found:
+        return 0.0
+    value = int(found.group(1)) + (int(found.group(2)) - 0.5) / 12 - DATE_ORIGIN
+    return max(-DATE_CLAMP, min(DATE_CLAMP, value))
+
+
 def _era(date: str, build: str) -> str:
     number = re.search(r"\((\d{3,5})\)", build or "")
     if number:

@@ -37,16 +37,16 @@ from advisor.core.catalogue.device import Device
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict import ceilings
 from advisor.core.predict import efficiency as E
-from advisor.core.predict.observations import (
-    Observation,
-)
+from advisor.core.predict.observations import PREDICT_AT, Observation, years
 
 log = logging.getLogger(__name__)
 
 BASES = ("unsupported", "spec-only", "modelled", "published", "measured")  # weakest first
 # the penalties the held-out search chose (benchmarks/calibration_holdout.py --search reruns it)
 DECODE_PENALTIES = {**E.DEFAULT_PENALTIES}
-PREFILL_PENALTIES = {**E.DEFAULT_PENALTIES, "class": 2.0, "device": 1.0, "quant": 2.0, "cov": 4.0}
+PREFILL_PENALTIES = {
+    **E.DEFAULT_PENALTIES, "class": 2.0, "device": 1.0, "quant": 2.0, "cov": 4.0, "year": 4.0,
+}  # fmt: skip
 T_LAYER_GRID_US = (0, 10, 20, 40, 60, 80, 100, 130, 170, 220, 300)
 CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.7, "low": 0.4}
 BAND_QUANTILES = (0.07, 0.93)  # 86% of held-out errors (>= 80% asked, on small samples)
@@ -85,19 +85,20 @@ class Published:
 
 def _key(device: Device, backend: str, facts: ModelFacts, era: str = "current") -> E.Key:
     return E.Key(device, backend, E.quant_kind(facts.file_type), facts.is_moe, era,
-                 _decode_covariates(device))  # fmt: skip
+                 _decode_covariates(device, PREDICT_AT))  # fmt: skip
 
 
-def _decode_covariates(device: Device) -> tuple:
+def _decode_covariates(device: Device, date: str) -> tuple:
     """Faster memory is harder to saturate: the share falls with the bandwidth."""
-    return (("log_bw", math.log(device.bandwidth_bytes_per_s / 500e9)),)
+    return (("log_bw", math.log(device.bandwidth_bytes_per_s / 500e9)), ("year", years(date)))
 
 
-def _prefill_covariates(device: Device, backend: str, facts: ModelFacts) -> tuple:
+def _prefill_covariates(device: Device, backend: str, facts: ModelFacts, date: str) -> tuple:
     peak = usable_peak(device, backend, facts.is_quantized) or 1e12
     return (
         ("log_peak", math.log(peak / 1e14)),
         ("log_params", math.log(max(facts.active_params, 1e8) / 8e9)),
+        ("year", years(date)),
     )
 
 
@@ -125,8 +126,8 @@ def _decode_row(o: Observation, t_layer: float) -> E.Row | None:
     seconds = 1.0 / o.tg_tps - t_layer * o.facts.n_layers
     share = o.decode_bytes / (o.device.bandwidth_bytes_per_s * max(seconds, 0.3 / o.tg_tps))
     weight = _weight(o)
-    key = E.Key(o.device, o.backend, o.quant_kind, o.moe, o.era, _decode_covariates(o.device),
-                o.source_url)  # fmt: skip
+    key = E.Key(o.device, o.backend, o.quant_kind, o.moe, o.era,
+                _decode_covariates(o.device, o.date), o.source_url)  # fmt: skip
     return E.Row(key, math.log(share), o.source_url, weight)
 
 
@@ -135,8 +136,8 @@ def _prefill_row(o: Observation) -> E.Row | None:
     if not o.pp_tps or not peak:
         return None
     share = o.pp_tps * o.prefill_flops_per_token / peak
-    key = E.Key(o.device, o.backend, o.quant_kind, o.moe, o.era,
-                _prefill_covariates(o.device, o.backend, o.facts), o.source_url)  # fmt: skip
+    covariates = _prefill_covariates(o.device, o.backend, o.facts, o.date)
+    key = E.Key(o.device, o.backend, o.quant_kind, o.moe, o.era, covariates, o.source_url)
     return E.Row(key, math.log(share), o.source_url, _weight(o))
 
 
@@ -150,7 +151,7 @@ class DecodeFit:
 
     def tps(self, o: Observation) -> float:
         key = E.Key(o.device, o.backend, o.quant_kind, o.moe, "current",
-                    _decode_covariates(o.device))  # fmt: skip
+                    _decode_covariates(o.device, PREDICT_AT))  # fmt: skip
         seconds = o.decode_bytes / (o.device.bandwidth_bytes_per_s * self.share(key))
         return 1.0 / (seconds + self.t_layer.get(o.backend, 0.0) * o.facts.n_layers)
 
@@ -246,7 +247,7 @@ def _prefill_tps(ridge: E.RidgeFit, o: Observation) -> float | None:
     if not peak:
         return None
     key = E.Key(o.device, o.backend, o.quant_kind, o.moe, "current",
-                _prefill_covariates(o.device, o.backend, o.facts))  # fmt: skip
+                _prefill_covariates(o.device, o.backend, o.facts, PREDICT_AT))  # fmt: skip
     share = min(1.0, math.exp(ridge.log_share(key)))
     return share * peak / o.prefill_flops_per_token
 
@@ -373,7 +374,7 @@ class SpeedModel:
         if not peak:
             return None
         key = E.Key(device, backend, E.quant_kind(facts.file_type), facts.is_moe, "current",
-                    _prefill_covariates(device, backend, facts))  # fmt: skip
+                    _prefill_covariates(device, backend, facts, PREDICT_AT))  # fmt: skip
         return min(1.0, math.exp(self.prefill_fit.log_share(key))) * peak
 
     def published(self, device: Device, backend: str, facts: ModelFacts) -> Published | None:
