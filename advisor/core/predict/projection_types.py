@@ -64,3 +64,24 @@ class Projection:
         d = asdict(self)
         d["notes"] = list(self.notes)
         return d
+
+
+@dataclass(frozen=True)
+class Published:
+    """The published figure nearest a prediction, with what it was measured on."""
+
+    tg_tps: float | None
+    pp_tps: float | None
+    model: str
+    quant: str
+    build: str
+    date: str
+    source_url: str
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def summary(self) -> str:
+        speed = f"{self.tg_tps:.0f} t/s decode" if self.tg_tps else f"{self.pp_tps:.0f} t/s prefill"
+        build = f", build {self.build}" if self.build and self.build != "not stated" else ""
+        return f"published: {speed}, {self.model} {self.quant}{build}"

@@ -28,7 +28,6 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
 
 import numpy as np
 
@@ -38,6 +37,7 @@ from advisor.core.model.facts import ModelFacts
 from advisor.core.predict import ceilings
 from advisor.core.predict import efficiency as E
 from advisor.core.predict.observations import PREDICT_AT, Observation, years
+from advisor.core.predict.projection_types import Published
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ PREFILL_PENALTIES = {
 }  # fmt: skip
 T_LAYER_GRID_US = (0, 10, 20, 40, 60, 80, 100, 130, 170, 220, 300)
 CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.7, "low": 0.4}
-BAND_QUANTILES = (0.07, 0.93)  # 86% of held-out errors (>= 80% asked, on small samples)
+BAND_COVERAGE = 0.86  # of held-out errors inside a band (>= 80% asked, on small samples)
 MIN_BAND_ROWS = 8
 # where a backend has no published row at all: the pooled held-out spread, this much wider
 SPEC_ONLY_WIDENING = 1.6
@@ -60,27 +60,6 @@ CROSS_BACKEND_CAP = 0.13  # a measurement on another backend moves a prediction 
 # through tiled matrix kernels whose tiles hold 32 tokens (compute at prefill's rate when full)
 SMALL_BATCH_MAX = 8
 TILE_TOKENS = 32
-
-
-@dataclass(frozen=True)
-class Published:
-    """The published figure nearest a prediction, with what it was measured on."""
-
-    tg_tps: float | None
-    pp_tps: float | None
-    model: str
-    quant: str
-    build: str
-    date: str
-    source_url: str
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    def summary(self) -> str:
-        speed = f"{self.tg_tps:.0f} t/s decode" if self.tg_tps else f"{self.pp_tps:.0f} t/s prefill"
-        build = f", build {self.build}" if self.build and self.build != "not stated" else ""
-        return f"published: {speed}, {self.model} {self.quant}{build}"
 
 
 def _key(device: Device, backend: str, facts: ModelFacts, era: str = "current") -> E.Key:
@@ -253,14 +232,27 @@ def _prefill_tps(ridge: E.RidgeFit, o: Observation) -> float | None:
 
 
 def _quantile_band(log_errors: Sequence[float]) -> tuple[float, float]:
-    lo, hi = np.quantile(log_errors, BAND_QUANTILES)
+    """The band that holds all but 14% of the held-out errors, counted in whole rows, the
+    most extreme left out first: of 19 errors, 2 fall outside (interpolated quantiles put the
+    ends between rows and left 4 of 19 outside: 79%, not the 86% meant); of 11, the one worst
+    miss, not a row from each side (that would stretch the band to the worst miss)."""
+    ordered = sorted(log_errors)
+    first, last = 0, len(ordered) - 1
+    for _ in range(int(len(ordered) * (1.0 - BAND_COVERAGE))):
+        if abs(ordered[first]) > abs(ordered[last]):
+            first += 1
+        else:
+            last -= 1
+    lo, hi = ordered[first], ordered[last]
     return float(math.exp(min(lo, -0.02))), float(math.exp(max(hi, 0.02)))
 
 
 def bands_from(residuals: Iterable[HeldOut]) -> dict[tuple[str, str, str], tuple[float, float]]:
-    """(kind, backend, basis) -> (low, high) multipliers: the 8th-92nd percentile of held-out
-    errors on current builds; a backend with too few rows borrows the pooled errors of that
-    basis; `spec-only` is the pooled `modelled` spread, wider."""
+    """(kind, backend, basis) -> (low, high) multipliers holding 86% of the held-out errors
+    on current builds. A backend with too few rows of a basis borrows, first, its own
+    `modelled` errors (a `published` figure is no worse than a modelled one on the same
+    backend: CPU prefill scatters far wider than the other backends' pool), else the pooled
+    errors of that basis; `spec-only` is the pooled `modelled` spread, wider."""
     groups: dict[tuple[str, str, str], list[float]] = {}
     for h in residuals:
         if h.obs.era == "old" or not math.isfinite(h.log_error):
@@ -269,10 +261,10 @@ def bands_from(residuals: Iterable[HeldOut]) -> dict[tuple[str, str, str], tuple
         groups.setdefault((h.kind, "*", h.basis), []).append(h.log_error)
     bands: dict[tuple[str, str, str], tuple[float, float]] = {}
     for (kind, backend, basis), errors in groups.items():
-        pooled = groups.get((kind, "*", basis), errors)
-        bands[(kind, backend, basis)] = _quantile_band(
-            errors if len(errors) >= MIN_BAND_ROWS else pooled
-        )
+        if len(errors) < MIN_BAND_ROWS:
+            own = groups.get((kind, backend, "modelled"), [])
+            errors = own if len(own) >= MIN_BAND_ROWS else groups.get((kind, "*", basis), errors)
+        bands[(kind, backend, basis)] = _quantile_band(errors)
     for kind in ("decode", "prefill"):
         lo, hi = bands.get((kind, "*", "modelled"), (0.6, 1.4))
         bands[(kind, "*", "spec-only")] = (lo**SPEC_ONLY_WIDENING, hi**SPEC_ONLY_WIDENING)

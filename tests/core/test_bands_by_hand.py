@@ -1,0 +1,55 @@
+"""Bands from held-out errors, worked by hand: whole rows left out, the worst misses first,
+and a backend with few rows of a basis borrowing its own wider errors before the pool."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from advisor.core.predict.speed_model import _quantile_band, bands_from
+
+
+def test_of_19_errors_two_fall_outside_the_worst_two():
+    errors = [math.log(1 + k / 100) for k in range(-9, 10)]  # -9% ... +9%, one per point
+    errors[0], errors[-1] = math.log(0.5), math.log(1.8)  # the two worst misses
+    lo, hi = _quantile_band(errors)
+    inside = sum(lo <= math.exp(e) <= hi for e in errors)
+    assert inside == 17  # 89%: interpolated 7%/93% quantiles left 15 of 19 inside (79%)
+    assert lo == pytest.approx(0.92) and hi == pytest.approx(1.08)
+
+
+def test_one_wild_miss_is_left_out_not_a_row_from_each_side():
+    errors = [math.log(x) for x in (0.02, 0.8, 0.85, 0.9, 0.95, 1.0, 1.05, 1.1, 1.15, 1.2, 1.3)]
+    lo, hi = _quantile_band(errors)  # 11 rows: one may fall outside, and it is the 0.02
+    assert lo == pytest.approx(0.8) and hi == pytest.approx(1.3)
+
+
+def test_a_band_always_straddles_one():
+    lo, hi = _quantile_band([math.log(1.2)] * 10)  # every miss on the same side
+    assert lo == pytest.approx(math.exp(-0.02)) and hi == pytest.approx(1.2)
+
+
+def _held(backend, basis, ratio, kind="prefill"):
+    obs = SimpleNamespace(era="current", backend=backend)
+    return SimpleNamespace(obs=obs, kind=kind, basis=basis, log_error=math.log(ratio))
+
+
+def test_few_published_rows_borrow_the_backends_own_modelled_errors_before_the_pool():
+    cpu_modelled = [_held("cpu", "modelled", r) for r in (0.4, 0.6, 0.8, 1.0, 1.3, 1.6, 2.0, 2.6)]
+    cpu_published = [_held("cpu", "published", r) for r in (0.9, 1.9, 2.0)]
+    cuda_published = [_held("cuda", "published", 1 + k / 100) for k in range(-10, 11)]
+    bands = bands_from(cpu_modelled + cpu_published + cuda_published)
+    # 3 CPU published rows: the 8 CPU modelled errors (one left out, the worst: 2.6, not 0.4)
+    assert bands[("prefill", "cpu", "published")] == pytest.approx((0.4, 2.0))
+    assert bands[("prefill", "cpu", "published")] == bands[("prefill", "cpu", "modelled")]
+    # 21 CUDA published rows have their own band: 2 of 21 left out
+    assert bands[("prefill", "cuda", "published")] == pytest.approx((0.91, 1.09))
+
+
+def test_without_enough_modelled_rows_of_its_own_a_backend_borrows_the_pool():
+    few = [_held("rocm", "published", r) for r in (0.7, 1.5)]
+    pool = [_held("cuda", "published", 1 + k / 100) for k in range(-10, 11)]
+    bands = bands_from(few + pool)
+    assert bands[("prefill", "rocm", "published")] == bands[("prefill", "*", "published")]
