@@ -110,7 +110,11 @@ def test_cli_bench_synthetic_json_contract(tmp_path):
             "samples",
         ):
             assert key in t
-        assert len(t["samples"]) == 3
+        # --reps 3 is at most 3: a test stops at 2 once its 95% interval is within +-2%
+        # (CI once measured 55.33 and 55.43 t/s and stopped there)
+        assert 2 <= len(t["samples"]) <= 3
+        if len(t["samples"]) == 2:
+            assert t["stddev"] / t["tokens_per_s"] * 12.706 / 2**0.5 <= 0.02
     tg = tests["tg64"]
     assert tg["kind"] == "decode" and tg["n_gen"] == 64
     for key in (
