@@ -31,7 +31,7 @@ from advisor.bench.synth import synthetic_file_name, write_synthetic_gguf  # noq
 from advisor.core.hardware.threads import default_threads  # noqa: E402
 from advisor.core.runs.config import BenchConfig  # noqa: E402
 from advisor.core.runs.results import RunResult  # noqa: E402
-from advisor.core.runs.stats import t95  # noqa: E402
+from advisor.core.runs.stats import mean_interval  # noqa: E402
 
 MODELS = [
     # (shape, quant, layers): one of at least 500 MB and a small one
@@ -102,13 +102,9 @@ def run_ours(
 
 def paired_interval(per_round: list[float]) -> tuple[float, float]:
     """95% interval of the ratio from the rounds' paired ratios (ours / theirs measured
-    back to back): a t-interval on their logarithms, so drift between rounds cancels."""
-    logs = [math.log(r) for r in per_round]
-    if len(logs) < 2:
-        return (math.nan, math.nan)
-    mean, sd = statistics.fmean(logs), statistics.stdev(logs)
-    half = t95(len(logs) - 1) * sd / math.sqrt(len(logs))
-    return (math.exp(mean - half), math.exp(mean + half))
+    back to back): the mean's t-interval on their logarithms, so drift between rounds cancels."""
+    interval = mean_interval([math.log(r) for r in per_round])
+    return (math.exp(interval[0]), math.exp(interval[1])) if interval else (math.nan, math.nan)
 
 
 def main() -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from advisor.core.runs.stats import t95
+from advisor.core.runs.stats import mean_interval
 
 # model  size MB  test  llama-bench  advisor  ratio  [lo-hi]  per-round ratios...
 ROW = re.compile(
@@ -43,9 +43,9 @@ def read_rounds(paths: list[str]) -> dict[tuple[str, str], list[float]]:
 def summary(ratios: list[float]) -> tuple[float, float, float, float]:
     """Geometric mean, median and the 95% t-interval of the geometric mean."""
     logs = [math.log(r) for r in ratios]
-    mean = statistics.fmean(logs)
-    half = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return math.exp(mean), statistics.median(ratios), math.exp(mean - half), math.exp(mean + half)
+    lo, hi = mean_interval(logs) or (math.nan, math.nan)
+    geo = math.exp(statistics.fmean(logs))
+    return geo, statistics.median(ratios), math.exp(lo), math.exp(hi)
 
 
 def main(argv: list[str]) -> int:
