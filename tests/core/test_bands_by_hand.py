@@ -8,13 +8,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from advisor.core.predict.speed_model import _quantile_band, bands_from
+from advisor.core.predict.speed_model import _coverage_band, bands_from
 
 
 def test_of_19_errors_two_fall_outside_the_worst_two():
     errors = [math.log(1 + k / 100) for k in range(-9, 10)]  # -9% ... +9%, one per point
     errors[0], errors[-1] = math.log(0.5), math.log(1.8)  # the two worst misses
-    lo, hi = _quantile_band(errors)
+    lo, hi = _coverage_band(errors)
     inside = sum(lo <= math.exp(e) <= hi for e in errors)
     assert inside == 17  # 89%: interpolated 7%/93% quantiles left 15 of 19 inside (79%)
     assert lo == pytest.approx(0.92) and hi == pytest.approx(1.08)
@@ -22,12 +22,12 @@ def test_of_19_errors_two_fall_outside_the_worst_two():
 
 def test_one_wild_miss_is_left_out_not_a_row_from_each_side():
     errors = [math.log(x) for x in (0.02, 0.8, 0.85, 0.9, 0.95, 1.0, 1.05, 1.1, 1.15, 1.2, 1.3)]
-    lo, hi = _quantile_band(errors)  # 11 rows: one may fall outside, and it is the 0.02
+    lo, hi = _coverage_band(errors)  # 11 rows: one may fall outside, and it is the 0.02
     assert lo == pytest.approx(0.8) and hi == pytest.approx(1.3)
 
 
 def test_a_band_always_straddles_one():
-    lo, hi = _quantile_band([math.log(1.2)] * 10)  # every miss on the same side
+    lo, hi = _coverage_band([math.log(1.2)] * 10)  # every miss on the same side
     assert lo == pytest.approx(math.exp(-0.02)) and hi == pytest.approx(1.2)
 
 

@@ -103,7 +103,8 @@ class Key:
     quant_kind: str  # float, q8, legacy, kquant, mxfp4
     moe: bool
     era: str = "current"  # current | old | unknown
-    covariates: tuple[tuple[str, float], ...] = ()  # (name, value): continuous terms
+    # continuous terms: (name, penalty kind, value)
+    covariates: tuple[tuple[str, str, float], ...] = ()
     source: str = ""  # where a row was published (its conditions); "" for a prediction
 
 
@@ -129,8 +130,8 @@ def features(k: Key) -> dict[str, tuple[str, float]]:
     if k.era != "current":
         f[f"era:{k.era}"] = ("quant", 1.0)
         f[f"bera:{b}:{k.era}"] = ("quant", 1.0)
-    for name, value in k.covariates:
-        f[f"cov:{b}:{name}"] = ("year" if name == "year" else "cov", value)
+    for name, kind, value in k.covariates:
+        f[f"cov:{b}:{name}"] = (kind, value)
     if k.source:
         f[f"s:{k.source}"] = ("source", 1.0)
     if DROPPED:

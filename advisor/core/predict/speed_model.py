@@ -69,15 +69,18 @@ def _key(device: Device, backend: str, facts: ModelFacts, era: str = "current") 
 
 def _decode_covariates(device: Device, date: str) -> tuple:
     """Faster memory is harder to saturate: the share falls with the bandwidth."""
-    return (("log_bw", math.log(device.bandwidth_bytes_per_s / 500e9)), ("year", years(date)))
+    return (
+        ("log_bw", "cov", math.log(device.bandwidth_bytes_per_s / 500e9)),
+        ("year", "year", years(date)),
+    )
 
 
 def _prefill_covariates(device: Device, backend: str, facts: ModelFacts, date: str) -> tuple:
     peak = usable_peak(device, backend, facts.is_quantized) or 1e12
     return (
-        ("log_peak", math.log(peak / 1e14)),
-        ("log_params", math.log(max(facts.active_params, 1e8) / 8e9)),
-        ("year", years(date)),
+        ("log_peak", "cov", math.log(peak / 1e14)),
+        ("log_params", "cov", math.log(max(facts.active_params, 1e8) / 8e9)),
+        ("year", "year", years(date)),
     )
 
 
@@ -231,7 +234,7 @@ def _prefill_tps(ridge: E.RidgeFit, o: Observation) -> float | None:
     return share * peak / o.prefill_flops_per_token
 
 
-def _quantile_band(log_errors: Sequence[float]) -> tuple[float, float]:
+def _coverage_band(log_errors: Sequence[float]) -> tuple[float, float]:
     """The band that holds all but 14% of the held-out errors, counted in whole rows, the
     most extreme left out first: of 19 errors, 2 fall outside (interpolated quantiles put the
     ends between rows and left 4 of 19 outside: 79%, not the 86% meant); of 11, the one worst
@@ -264,7 +267,7 @@ def bands_from(residuals: Iterable[HeldOut]) -> dict[tuple[str, str, str], tuple
         if len(errors) < MIN_BAND_ROWS:
             own = groups.get((kind, backend, "modelled"), [])
             errors = own if len(own) >= MIN_BAND_ROWS else groups.get((kind, "*", basis), errors)
-        bands[(kind, backend, basis)] = _quantile_band(errors)
+        bands[(kind, backend, basis)] = _coverage_band(errors)
     for kind in ("decode", "prefill"):
         lo, hi = bands.get((kind, "*", "modelled"), (0.6, 1.4))
         bands[(kind, "*", "spec-only")] = (lo**SPEC_ONLY_WIDENING, hi**SPEC_ONLY_WIDENING)
