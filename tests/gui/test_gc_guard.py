@@ -61,7 +61,8 @@ def test_the_collector_runs_the_generation_gc_would_have(qapp):
         assert gc.get_count()[0] < collector.thresholds[0]
         del junk
     finally:
-        gc.enable()
+        gc_guard.uninstall()  # unfreezes what the collector froze, and collection is automatic
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
 
 
 def test_without_the_guard_the_worker_would_have_collected_it():
