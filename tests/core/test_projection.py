@@ -200,6 +200,19 @@ def test_published_figure_beside_the_prediction(cat):
     assert any(n.startswith("published: 191 t/s decode, ") for n in p.notes)
 
 
+def test_an_amx_xeon_prefill_rests_on_its_avx512_peak_not_the_tiles(cat):
+    # llama.cpp's AMX kernels are bound by the f32 scale work between tile multiplies; with
+    # the 436 TOPS tile peak as the roof the app said 4,470 t/s for a Xeon whose one
+    # published mainline run (AMX buffer confirmed) measured 228 t/s
+    llama3 = facts_from_shape(get_shape("llama-3.1-8b"), "q4_k_m")
+    xeon = cat.resolve("intel-xeon-platinum-8480-plus")
+    assert usable_peak(xeon, "cpu", True) == pytest.approx(xeon.fp32_tflops * 1e12)
+    p = project(llama3, Target(xeon, backend="cpu"), custom_workload(512, 128), host=HOST)
+    assert p.basis == "published" and p.published["pp_tps"] == pytest.approx(228.18)
+    assert p.prefill_tps_low <= 228.18 <= p.prefill_tps_high
+    assert 228.18 / 2 < p.prefill_tps < 228.18 * 2
+
+
 def test_seed_4070_to_4090(cat, nemo):
     m4 = cat.resolve("Apple M4 Pro 20-core GPU")
     ref = Reference(m4, "metal", tg_tps=29.2, pp_tps=284)
