@@ -104,8 +104,15 @@ def test_gqa_llama3_8b_kv():
 
 def test_decode_bytes_and_flops_grow_with_depth():
     facts = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")
-    assert facts.decode_bytes_per_token(4096) == facts.active_weights_bytes + 4096 * 131_072
-    assert facts.flops_per_token(0) == 2 * facts.active_params
+    # the 128,256 x 4,096 token table (Q4_K: 144 bytes per 256) is looked up, never read
+    # whole or multiplied; the untied output head is multiplied by every generated token
+    table = 128_256 * 4_096
+    assert (facts.lookup_params, facts.lookup_bytes) == (table, table * 144 // 256)
+    assert facts.output_params == table
+    step = facts.active_weights_bytes - table * 144 // 256
+    assert facts.decode_bytes_per_token(4096) == step + 4096 * 131_072
+    assert facts.flops_per_token(0) == 2 * (facts.active_params - table)
+    assert facts.prompt_flops_per_token(0) == 2 * (facts.active_params - 2 * table)
     # attention: 2 x depth x heads x (k + v head dims) per layer
     assert facts.flops_per_token(1000) - facts.flops_per_token(0) == 32 * 2 * 1000 * 32 * 256
 
@@ -118,3 +125,11 @@ def test_header_read_is_fast_and_does_not_read_weights(make_synth):
     elapsed = time.perf_counter() - start
     assert facts.n_layers == 16
     assert elapsed < 1.0, f"header read took {elapsed:.2f} s"
+
+
+def test_a_tied_head_is_the_table_so_decode_reads_it_whole():
+    facts = facts_from_shape(get_shape("llama-3.2-1b"), "q4_k_m")  # tied embeddings
+    assert facts.lookup_params == facts.lookup_bytes == 0
+    assert facts.step_weights_bytes == facts.active_weights_bytes
+    assert facts.output_params == 128_256 * 2_048
+    assert facts.prompt_flops_per_token(0) == 2 * (facts.active_params - 128_256 * 2_048)

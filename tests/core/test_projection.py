@@ -44,7 +44,7 @@ def test_decode_formula_by_hand(cat, nemo):
     w = custom_workload(0, 128, history_tokens=1000)
     p = project(nemo, Target(gpu), w, host=HOST, model=_model())
     depth = 1000 + 64
-    bytes_pt = nemo.active_weights_bytes + nemo.kv_cache_bytes(depth)
+    bytes_pt = nemo.active_weights_bytes - nemo.lookup_bytes + nemo.kv_cache_bytes(depth)
     expected = 1 / (bytes_pt / (1008e9 * 0.8) + 0.0001 * 40)
     assert p.decode_tps == pytest.approx(expected)
     assert p.decode_ceiling_tps == pytest.approx(1008e9 / bytes_pt)
@@ -58,7 +58,7 @@ def test_prefill_and_workload_arithmetic_by_hand(cat, nemo):
     gpu = cat.resolve("RTX 4090")
     w = custom_workload(2000, 100, requests_per_day=10)
     p = project(nemo, Target(gpu), w, host=HOST, model=_model(pp_eff=0.5))
-    flops = nemo.flops_per_token(1000)
+    flops = nemo.prompt_flops_per_token(1000)
     # the usable peak: INT8 tensor cores for a quantised model on CUDA (backend-path table)
     peak = usable_peak(gpu, "cuda", True)
     assert peak == pytest.approx(gpu.int8_tensor_tops * 1e12)

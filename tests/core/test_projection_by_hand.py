@@ -178,7 +178,7 @@ def test_a_spilled_prefill_pays_pcie_for_the_spilled_weights(cat):
     w = custom_workload(512, 128)
     p = project(big, Target(card), w, host=HOST, model=_model())
     assert p.fits == "partial"
-    flops = big.flops_per_token(256)
+    flops = big.prompt_flops_per_token(256)
     rate = _model().prefill_rate(card, "cuda", big)
     per_batch = (1 - p.offloaded_share) * big.weights_bytes / 25e9
     assert p.prefill_tps == pytest.approx(1 / (flops / rate + per_batch / 512), rel=1e-12)
@@ -248,7 +248,7 @@ def test_unified_memory_that_spills_pays_no_pcie(cat):
                 model=_model(backend="metal"))  # fmt: skip
     assert p.fits == "partial"  # past the GPU's 3/4 of 48 GB, within the 44 GiB the OS leaves
     rate = _model(backend="metal").prefill_rate(mac, "metal", big)
-    assert p.prefill_tps == pytest.approx(rate / big.flops_per_token(256), rel=1e-12)
+    assert p.prefill_tps == pytest.approx(rate / big.prompt_flops_per_token(256), rel=1e-12)
 
 
 def test_too_big_for_the_chosen_or_the_largest_memory_says_which(cat):

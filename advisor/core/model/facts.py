@@ -83,6 +83,14 @@ class ModelFacts:
     path: str | None = None
     source: str = "file"  # "file" or "shape"
     shape_id: str | None = None
+    # the token-embedding table where the model has an output head of its own: a token reads
+    # one row of it (a lookup), never the whole table, and multiplies none of it; 0 where the
+    # head is tied to the table (then decode reads all of it, as the head). Runs saved before
+    # these were kept carry 0s and keep the figures they had.
+    lookup_params: int = 0
+    lookup_bytes: int = 0
+    # the output head (the logits): every generated token multiplies it, a prompt only its last
+    output_params: int = 0
 
     @property
     def is_moe(self) -> bool:
@@ -112,18 +120,35 @@ class ModelFacts:
             total += tokens * kv * (self.head_dim + self.value_head_dim) * per_elem
         return total
 
+    @property
+    def step_weights_bytes(self) -> int:
+        """Weight bytes one decode step reads: the active weights less the embedding table a
+        token only looks a row up in."""
+        return self.active_weights_bytes - self.lookup_bytes
+
+    @property
+    def step_params(self) -> int:
+        """Parameters one generated token multiplies (the embedding lookup multiplies none)."""
+        return self.active_params - self.lookup_params
+
     def decode_bytes_per_token(self, depth: int = 0, cache_type: str = "f16") -> float:
-        """Bytes one decode step reads: the active weights plus the KV cache at `depth`."""
-        return self.active_weights_bytes + self.kv_cache_bytes(depth, cache_type)
+        """Bytes one decode step reads: the step's weights plus the KV cache at `depth`."""
+        return self.step_weights_bytes + self.kv_cache_bytes(depth, cache_type)
+
+    def prompt_flops_per_token(self, depth: int = 0) -> float:
+        """FLOPs per prompt token: a generated token's, less the output head, which a prompt
+        runs for its last token only (llama.cpp asks for the last token's logits)."""
+        return self.flops_per_token(depth) - 2.0 * self.output_params
 
     def flops_per_token(self, depth: int = 0) -> float:
-        """FLOPs to process one token: 2 per active parameter plus attention over `depth`."""
+        """FLOPs to generate one token: 2 per parameter it multiplies plus attention over
+        `depth`."""
         attn = 0.0
         swa = self.swa_layers or (False,) * self.n_layers
         for local in swa:
             tokens = min(depth, self.sliding_window) if local and self.sliding_window else depth
             attn += 2 * tokens * self.n_heads * (self.head_dim + self.value_head_dim)
-        return 2.0 * self.active_params + attn
+        return 2.0 * self.step_params + attn
 
     def _kv_heads(self) -> tuple[int, ...]:
         return self.kv_heads_per_layer or (self.n_kv_heads,) * self.n_layers
@@ -185,6 +210,10 @@ def summarise_tensors(
             share = n_expert_used / n_expert
         active_params += t.n_elements * share
         active_bytes += t.n_bytes * share
+    named = {t.name: t for t in tensors}
+    table, head = named.get("token_embd.weight"), named.get("output.weight")
+    lookup = table if table is not None and head is not None else None
+    logits = head if head is not None else table
     return {
         "n_params": n_params,
         "weights_bytes": weights,
@@ -193,6 +222,9 @@ def summarise_tensors(
         "bytes_by_type": dict(sorted(by_type.items(), key=lambda kv: -kv[1])),
         "params_by_type": dict(sorted(params_by_type.items(), key=lambda kv: -kv[1])),
         "n_tensors": len(tensors),
+        "lookup_params": lookup.n_elements if lookup else 0,
+        "lookup_bytes": lookup.n_bytes if lookup else 0,
+        "output_params": logits.n_elements if logits is not None else 0,
     }
 
 

@@ -90,13 +90,14 @@ class Observation:
 
     @property
     def decode_bytes(self) -> float:
-        """Bytes one decode step reads: the active weights and the KV cache at mid-test."""
-        share = self.facts.active_weights_bytes / max(self.facts.weights_bytes, 1)
+        """Bytes one decode step reads: the step's weights (scaled to the file's published
+        size) and the KV cache at mid-test."""
+        share = self.facts.step_weights_bytes / max(self.facts.weights_bytes, 1)
         return self.weights_bytes * share + self.facts.kv_cache_bytes(self.n_gen // 2)
 
     @property
     def prefill_flops_per_token(self) -> float:
-        return self.facts.flops_per_token(self.n_prompt // 2)
+        return self.facts.prompt_flops_per_token(self.n_prompt // 2)
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ def measured_ratios(
     facts = ref.facts or facts
     rate = model.prefill_rate(ref.device, ref.backend, facts)
     if ref.pp_tps and rate:
-        r.pp = ref.pp_tps / (rate / facts.flops_per_token(ref.n_prompt // 2))
+        r.pp = ref.pp_tps / (rate / facts.prompt_flops_per_token(ref.n_prompt // 2))
     if ref.tg_tps:
         shallow = _unscaled_decode(model, facts, ref, ref.tg_depth, host)
         if shallow:
@@ -292,7 +292,7 @@ def unsupported_sentence(device: Device, backend: str) -> str:
 
 def _prefill(s: _Setup, model: SpeedModel) -> tuple[float | None, float | None, float]:
     """(FLOP/s reached, prefill tokens/s at the workload's prompt depth, FLOPs per token)."""
-    flops_prefill = s.facts.flops_per_token(s.workload.prefill_depth_tokens())
+    flops_prefill = s.facts.prompt_flops_per_token(s.workload.prefill_depth_tokens())
     rate = model.prefill_rate(s.device, s.backend, s.facts)
     if not rate:
         return None, None, flops_prefill
@@ -456,7 +456,7 @@ def _assemble(
         prefill_tps_low=prefill_tps * b.band_pp[0] if prefill_tps else None,
         prefill_tps_high=prefill_tps * b.band_pp[1] if prefill_tps else None,
         decode_ceiling_tps=ceilings.decode_ceiling_tps(
-            bandwidth, s.facts.active_weights_bytes, d.kv_per_stream
+            bandwidth, s.facts.step_weights_bytes, d.kv_per_stream
         ),
         prefill_ceiling_tps=(
             ceilings.compute_ceiling_tps(s.peak, flops_prefill) if s.peak else None

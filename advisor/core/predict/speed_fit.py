@@ -67,7 +67,7 @@ def fit_attention_share(model: SpeedModel, pairs: Iterable[DepthPair]) -> dict[s
             continue
         f, params = p.facts, model.decode_params(p.device, p.backend, p.facts)
         overhead = params.t_layer_s * f.n_layers
-        shallow_bytes = f.active_weights_bytes + p.kv_bytes(p.n_gen // 2)
+        shallow_bytes = f.step_weights_bytes + p.kv_bytes(p.n_gen // 2)
         bandwidth = shallow_bytes / (1.0 / p.tps_shallow - overhead)  # as measured
         extra_kv = p.kv_bytes(p.depth + p.n_gen // 2) - p.kv_bytes(p.n_gen // 2)
         left = (1.0 / p.tps_deep - 1.0 / p.tps_shallow) - extra_kv / bandwidth
@@ -100,10 +100,8 @@ def fit_small_batch_cost(model: SpeedModel, points: Iterable[BatchedPoint]) -> d
         depth = p.prompt_tokens + p.n_gen // 2
         overhead = model.decode_params(p.device, p.backend, f).t_layer_s * f.n_layers
         kv = f.kv_cache_bytes(depth)
-        w1 = ceilings.weights_read_per_step(f.weights_bytes, f.active_weights_bytes,
-                                            f.n_expert, f.n_expert_used, 1)  # fmt: skip
-        wb = ceilings.weights_read_per_step(f.weights_bytes, f.active_weights_bytes,
-                                            f.n_expert, f.n_expert_used, p.streams)  # fmt: skip
+        w1 = ceilings.step_weights_read(f, 1)
+        wb = ceilings.step_weights_read(f, p.streams)
         seconds_per_byte = (1.0 / one.aggregate_tps - overhead) / (w1 + kv)
         memory = (wb + p.streams * kv) * seconds_per_byte + overhead
         extra = p.streams / p.aggregate_tps - memory

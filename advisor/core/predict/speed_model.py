@@ -431,10 +431,7 @@ class SpeedModel:
         work (matrix-vector kernels up to 8 streams, tiled kernels at prefill's rate above).
         """
         p = self.decode_params(device, backend, facts)
-        weights = ceilings.weights_read_per_step(
-            facts.weights_bytes, facts.active_weights_bytes, facts.n_expert,
-            facts.n_expert_used, streams,
-        )  # fmt: skip
+        weights = ceilings.step_weights_read(facts, streams)
         kv = facts.kv_cache_bytes(depth, cache_type)
         step_bytes = weights + streams * kv
         bandwidth = device.bandwidth_bytes_per_s * p.share
@@ -444,7 +441,7 @@ class SpeedModel:
         memory /= tg_ratio
         compute = 0.0
         if compute_rate:
-            attention = facts.flops_per_token(depth) - 2.0 * facts.active_params
+            attention = facts.flops_per_token(depth) - facts.flops_per_token(0)
             # decode's own kernels: the measured decode ratio scales them with the bytes
             attention_rate = compute_rate * self.share_for(backend, "attention")
             compute += streams * attention / attention_rate / tg_ratio
@@ -458,7 +455,7 @@ class SpeedModel:
                 # tiled kernels take over above 8 streams; a step of more streams never takes
                 # less time than one of 8 did, so per-user speed never rises with the batch
                 fill = streams / (TILE_TOKENS * math.ceil(streams / TILE_TOKENS))
-                tiled = (streams - 1) * 2.0 * facts.active_params / (compute_rate * fill)
+                tiled = (streams - 1) * facts.flops_per_token(0) / (compute_rate * fill)
                 compute += max(tiled, matrix_vector)
         return Step(memory, compute, step_bytes)
 

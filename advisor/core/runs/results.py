@@ -189,6 +189,7 @@ def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(data.get("model"), dict):
         # derived keys (kv_bytes_per_token ...) are written for readers, not read back
         data["model"] = {k: v for k, v in data["model"].items() if k in _FACT_FIELDS}
+        _upgrade_facts(data["model"])
     if data.get("llama") is None:
         data["llama"] = {}
     if data.get("hardware") is None:
@@ -198,6 +199,16 @@ def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
 
 
 _FACT_FIELDS = frozenset(ModelFacts.__dataclass_fields__)
+
+
+def _upgrade_facts(model: dict[str, Any]) -> None:
+    """Facts saved before the output head was kept apart: the head is the vocabulary x the
+    width, tied to the token table or not, so a prompt's FLOPs leave it out as a new run's do.
+    Whether the table was tied is not saved: it stays counted as read by each decode step
+    (as it was when the run was explained), which a tied table is."""
+    vocab, width = model.get("vocab_size"), model.get("n_embd")
+    if "output_params" not in model and type(vocab) is int and type(width) is int:
+        model["output_params"] = max(0, vocab) * max(0, width)
 
 
 def run_hardware(report: HardwareReport, profile: MachineProfile) -> RunHardware:

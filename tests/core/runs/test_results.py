@@ -31,6 +31,19 @@ def test_runs_saved_by_version_0_1_still_load(name):
     assert again == run  # what this version writes, it reads back identically
 
 
+@pytest.mark.parametrize("name", OLD_FILES)
+def test_an_old_run_keeps_its_table_read_and_leaves_the_output_head_out_of_a_prompt(name):
+    # saved before the output head and the token table were kept apart
+    data = json.loads((DATA / name).read_text())
+    assert "output_params" not in data["model"] and "lookup_bytes" not in data["model"]
+    facts = RunResult.from_json(data).model
+    head = data["model"]["vocab_size"] * data["model"]["n_embd"]
+    assert facts.output_params == head  # vocabulary x width, tied or not
+    assert facts.lookup_bytes == facts.lookup_params == 0  # tied or not is unknown: still read
+    assert facts.step_weights_bytes == data["model"]["active_weights_bytes"]
+    assert facts.prompt_flops_per_token(0) == 2 * (data["model"]["active_params"] - head)
+
+
 @pytest.mark.parametrize(
     ("path", "value", "words"),
     [
