@@ -26,17 +26,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from advisor.core.predict import efficiency as E
+from advisor.core.predict.bands import bands_from, moe_widening, shown_band
 from advisor.core.predict.observations import load_observations
 from advisor.core.predict.speed_fit import fit_file, fit_speed_model, fit_to_json
-from advisor.core.predict.speed_model import (
-    HeldOut,
-    bands_from,
-    fit_decode,
-    held_out,
-)
+from advisor.core.predict.speed_model import HeldOut, fit_decode, held_out
 
 
-def table(rows: list[HeldOut], bands: dict, group, title: str) -> None:
+def table(rows: list[HeldOut], bands: dict, widening: dict, group, title: str) -> None:
+    """Per group: rows, median and p90 error, the share inside the band the app would show
+    (a mixture of experts' widened) and the median band width."""
     print(f"\n{title}")
     print(
         f"{'':24s} {'kind':8s} {'rows':>5s} {'median':>7s} {'p90':>7s} "
@@ -48,7 +46,7 @@ def table(rows: list[HeldOut], bands: dict, group, title: str) -> None:
         errs = [abs(math.exp(h.log_error) - 1) for h in sel]
         inside, widths = 0, []
         for h in sel:
-            lo, hi = bands.get((kind, h.obs.backend, h.basis)) or bands[(kind, "*", h.basis)]
+            lo, hi = shown_band(bands, kind, h.obs.backend, h.basis, h.obs.moe, widening[kind])
             widths.append(hi / lo)
             inside += lo <= math.exp(h.log_error) <= hi
         print(
@@ -71,6 +69,7 @@ def main() -> int:
     t_layer = fit_decode(obs).t_layer
     residuals = held_out(obs, t_layer)
     bands = bands_from(residuals)
+    widening = {k: moe_widening(residuals, bands, k) for k in ("decode", "prefill")}
     shown = [h for h in residuals if args.all or h.obs.era != "old"]
     print(
         f"{len(obs)} rows used ({len(skipped)} skipped), {len({o.device.id for o in obs})} devices;"
@@ -78,9 +77,11 @@ def main() -> int:
     )
     for basis in ("modelled", "published"):
         sel = [h for h in shown if h.basis == basis]
-        table(sel, bands, lambda h: h.obs.backend, f"[{basis}] per backend")
-        table(sel, bands, lambda h: E.efficiency_class(h.obs.device), f"[{basis}] per class")
-        table(sel, bands, lambda h: "all", f"[{basis}] pooled")
+        table(sel, bands, widening, lambda h: h.obs.backend, f"[{basis}] per backend")
+        table(
+            sel, bands, widening, lambda h: E.efficiency_class(h.obs.device), f"[{basis}] per class"
+        )
+        table(sel, bands, widening, lambda h: "all", f"[{basis}] pooled")
     if args.worst:
         print(f"\nworst {args.worst}:")
         for h in sorted(shown, key=lambda h: -abs(h.log_error))[: args.worst]:
@@ -96,7 +97,8 @@ def main() -> int:
         fit_file().write_text(json.dumps(fit_to_json(model), indent=1) + "\n", encoding="utf-8")
         print(
             f"\nwrote {fit_file()}: transfer {model.transfer}, MoE widening "
-            f"{model.moe_widening:.3f}, attention {model.attention_share}, "
+            f"{model.moe_widening:.2f} decode, {model.moe_widening_prefill:.2f} prefill, "
+            f"attention {model.attention_share}, "
             f"small batches {model.small_batch_cost}"
         )
     print(f"\n({time.perf_counter() - started:.1f} s)")

@@ -106,7 +106,7 @@ def check_measured(reference: Reference, facts: ModelFacts) -> None:
     measured_with = reference.facts or facts
     ceiling = ceilings.decode_ceiling_tps(
         reference.device.bandwidth_bytes_per_s,
-        measured_with.step_weights_bytes,
+        measured_with.active_weights_bytes,
         measured_with.kv_cache_bytes(reference.tg_depth + reference.n_gen // 2),
     )
     if reference.tg_tps > CEILING_SLACK * ceiling:

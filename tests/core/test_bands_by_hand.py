@@ -8,7 +8,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from advisor.core.predict.speed_model import _coverage_band, bands_from
+from advisor.core.predict.bands import (
+    MOE_DEFAULT_WIDENING,
+    bands_from,
+    moe_widening,
+    shown_band,
+    widened,
+)
+from advisor.core.predict.bands import coverage_band as _coverage_band
 
 
 def test_of_19_errors_two_fall_outside_the_worst_two():
@@ -32,7 +39,7 @@ def test_a_band_always_straddles_one():
 
 
 def _held(backend, basis, ratio, kind="prefill"):
-    obs = SimpleNamespace(era="current", backend=backend)
+    obs = SimpleNamespace(era="current", backend=backend, moe=False)
     return SimpleNamespace(obs=obs, kind=kind, basis=basis, log_error=math.log(ratio))
 
 
@@ -53,3 +60,37 @@ def test_without_enough_modelled_rows_of_its_own_a_backend_borrows_the_pool():
     pool = [_held("cuda", "published", 1 + k / 100) for k in range(-10, 11)]
     bands = bands_from(few + pool)
     assert bands[("prefill", "rocm", "published")] == bands[("prefill", "*", "published")]
+
+
+def _moe(backend, basis, ratio, kind="decode"):
+    obs = SimpleNamespace(era="current", backend=backend, moe=True)
+    return SimpleNamespace(obs=obs, kind=kind, basis=basis, log_error=math.log(ratio))
+
+
+def test_the_dense_band_leaves_mixtures_of_experts_out():
+    dense = [_held("cuda", "published", 1 + k / 100, "decode") for k in range(-10, 11)]
+    wild = [_moe("cuda", "published", r) for r in (0.3, 3.0)]
+    bands = bands_from(dense + wild)
+    assert bands[("decode", "cuda", "published")] == pytest.approx((0.91, 1.09))
+
+
+def test_a_mixture_of_experts_widens_until_86_percent_of_its_rows_fit():
+    dense = [_held("cuda", "published", 1 + k / 100, "decode") for k in range(-10, 11)]
+    moe = [_moe("cuda", "published", r) for r in [1.0] * 8 + [1.5, 2.0]]
+    bands = bands_from(dense + moe)
+    # 9 of the 10 must fit: 1.5 inside sqrt(ln(1.09)^2 + w^2) >= ln(1.5) -> w >= 0.396
+    w = moe_widening(dense + moe, bands, "decode")
+    assert w == pytest.approx(0.40)
+    lo, hi = widened((0.91, 1.09), [w])
+    assert hi >= 1.5 > widened((0.91, 1.09), [0.39])[1] and hi < 2.0
+    assert shown_band(bands, "decode", "cuda", "published", True, w) == pytest.approx((lo, hi))
+    assert shown_band(bands, "decode", "cuda", "published", False, w) == pytest.approx((0.91, 1.09))
+
+
+def test_too_few_moe_rows_say_nothing_and_the_default_widening_holds():
+    dense = [_held("cuda", "published", 1 + k / 100, "decode") for k in range(-10, 11)]
+    moe = [_moe("cuda", "published", 2.0) for _ in range(7)]
+    bands = bands_from(dense + moe)
+    assert moe_widening(dense + moe, bands, "decode") == 0.0
+    shown = shown_band(bands, "decode", "cuda", "published", True, 0.0)
+    assert shown == pytest.approx(widened((0.91, 1.09), [MOE_DEFAULT_WIDENING]))

@@ -17,10 +17,6 @@ from advisor.core.runs.stats import summarise_samples
 
 KV_PER_TOKEN = 2 * 32 * 32 * 128 * 2  # K and V, 32 layers x 32 heads x 128, f16: 524,288 B
 ATTN_FLOPS_PER_CONTEXT_TOKEN = 32 * 2 * 32 * (128 + 128)  # per layer: 2 x heads x (k + v dim)
-# the token table and the (untied) output head, each 32,000 x 4,096: a token looks one row of
-# the table up and multiplies none of it; a prompt runs the head for its last token only
-TABLE_PARAMS = 32_000 * 4_096
-TABLE_BYTES = TABLE_PARAMS * 18 // 32  # Q4_0 file: the table in Q4_0, 18 B per 32 weights
 
 
 @pytest.fixture(scope="module")
@@ -34,36 +30,21 @@ def _test(kind, n, depth, batch, seconds):
 
 
 def _flops(facts, context_tokens):
-    """FLOPs to generate a token: 2 per parameter it multiplies, plus attention."""
-    multiplied = facts.active_params - TABLE_PARAMS
-    return 2.0 * multiplied + ATTN_FLOPS_PER_CONTEXT_TOKEN * context_tokens
-
-
-def _prompt_flops(facts, context_tokens):
-    return _flops(facts, context_tokens) - 2.0 * TABLE_PARAMS  # no output head per token
-
-
-def _step_weights(facts):
-    return facts.active_weights_bytes - TABLE_BYTES
+    return 2.0 * facts.active_params + ATTN_FLOPS_PER_CONTEXT_TOKEN * context_tokens
 
 
 def test_attention_flops_and_kv_by_hand(llama2):
-    assert (llama2.lookup_params, llama2.lookup_bytes) == (TABLE_PARAMS, TABLE_BYTES)
-    assert llama2.output_params == TABLE_PARAMS
     assert llama2.kv_cache_bytes(1000) == 1000 * KV_PER_TOKEN
     assert llama2.flops_per_token(1000) == pytest.approx(_flops(llama2, 1000), rel=1e-12)
-    assert llama2.prompt_flops_per_token(1000) == pytest.approx(
-        _prompt_flops(llama2, 1000), rel=1e-12
-    )
 
 
 def test_a_prefill_reads_the_weights_once_per_micro_batch(llama2):
     # pp1026 at depth 0: ceil(1026 / 512) = 3 micro-batches, each reads the weights; the cache
     # ends 1026 tokens long; attention is over 513 tokens on average
     test = explain_test(_test("prefill", 1026, 0, 1, [1.0, 1.0]), llama2, None, None, 100e12)
-    w = _step_weights(llama2)
+    w = llama2.active_weights_bytes
     total = 3 * w + 1026 * KV_PER_TOKEN
-    flops = _prompt_flops(llama2, 513)
+    flops = _flops(llama2, 513)
     assert test.bytes_per_token == pytest.approx(total / 1026, rel=1e-12)
     assert test.flops_per_token == pytest.approx(flops, rel=1e-12)
     assert test.prefill_ceiling_tps == pytest.approx(100e12 / flops, rel=1e-12)
@@ -81,14 +62,14 @@ def test_a_prefill_reads_the_weights_once_per_micro_batch(llama2):
 def test_a_prefill_after_history_attends_to_it(llama2):
     # pp512 after 1000 tokens: attention over 1000 + 256 on average; the cache ends at 1512
     test = explain_test(_test("prefill", 512, 1000, 1, [2.0, 2.0]), llama2, None, None, 50e12)
-    assert test.flops_per_token == pytest.approx(_prompt_flops(llama2, 1256), rel=1e-12)
-    total = _step_weights(llama2) + 1512 * KV_PER_TOKEN
+    assert test.flops_per_token == pytest.approx(_flops(llama2, 1256), rel=1e-12)
+    total = llama2.active_weights_bytes + 1512 * KV_PER_TOKEN
     assert test.bytes_per_token == pytest.approx(total / 512, rel=1e-12)
 
 
 def test_a_deep_batched_decode_against_both_ceilings(llama2):
     # tg64 x 2 streams after 1000 tokens: each cache averages 1032 tokens over the test
-    w = _step_weights(llama2)
+    w = llama2.active_weights_bytes
     step = w + 2 * 1032 * KV_PER_TOKEN
     flops = _flops(llama2, 1032)
     seconds = [2.0, 2.0]  # 128 tokens in 2 s: 64 t/s in all

@@ -44,10 +44,13 @@ def test_decode_formula_by_hand(cat, nemo):
     w = custom_workload(0, 128, history_tokens=1000)
     p = project(nemo, Target(gpu), w, host=HOST, model=_model())
     depth = 1000 + 64
+    # the model streams what a step reads: not the token table, of which a token reads a row
     bytes_pt = nemo.active_weights_bytes - nemo.lookup_bytes + nemo.kv_cache_bytes(depth)
     expected = 1 / (bytes_pt / (1008e9 * 0.8) + 0.0001 * 40)
     assert p.decode_tps == pytest.approx(expected)
-    assert p.decode_ceiling_tps == pytest.approx(1008e9 / bytes_pt)
+    # the ceiling counts every active weight (DESIGN.md)
+    design = nemo.active_weights_bytes + nemo.kv_cache_bytes(depth)
+    assert p.decode_ceiling_tps == pytest.approx(1008e9 / design)
     assert p.decode_tps_low == pytest.approx(expected * 0.8)
     assert p.decode_tps_high == pytest.approx(expected * 1.1)
     assert p.basis == "spec-only"  # no published data behind this hand-made model
@@ -58,12 +61,15 @@ def test_prefill_and_workload_arithmetic_by_hand(cat, nemo):
     gpu = cat.resolve("RTX 4090")
     w = custom_workload(2000, 100, requests_per_day=10)
     p = project(nemo, Target(gpu), w, host=HOST, model=_model(pp_eff=0.5))
+    # a prompt token multiplies neither the token table nor the output head
     flops = nemo.prompt_flops_per_token(1000)
+    assert flops == pytest.approx(nemo.flops_per_token(1000) - 4 * 131_072 * 5_120)
     # the usable peak: INT8 tensor cores for a quantised model on CUDA (backend-path table)
     peak = usable_peak(gpu, "cuda", True)
     assert peak == pytest.approx(gpu.int8_tensor_tops * 1e12)
     assert p.prefill_tps == pytest.approx(0.5 * peak / flops)
-    assert p.prefill_ceiling_tps == pytest.approx(peak / flops)
+    # the ceiling: 2 FLOPs per active parameter plus attention (DESIGN.md)
+    assert p.prefill_ceiling_tps == pytest.approx(peak / nemo.flops_per_token(1000))
     assert p.ttft_s == pytest.approx(2000 / p.prefill_tps)
     assert p.request_s == pytest.approx(p.ttft_s + 100 / p.per_user_tps)
     assert p.wait_per_day_s == pytest.approx(10 * p.request_s)

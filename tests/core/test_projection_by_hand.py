@@ -309,10 +309,13 @@ def test_a_mixture_of_experts_widens_the_band_by_its_own_figure(cat):
     plain = project(moe, Target(gpu), w, host=HOST, model=_model())  # no fitted MoE widening
     assert plain.decode_tps_low / plain.decode_tps == pytest.approx(
         _widened((0.8, 1.1), [0.10])[0], rel=1e-12)  # fmt: skip
-    fitted = replace(_model(), moe_widening=0.3)
+    fitted = replace(_model(), moe_widening=0.3, moe_widening_prefill=0.7)
     p = project(moe, Target(gpu), w, host=HOST, model=fitted)
     assert p.decode_tps_high / p.decode_tps == pytest.approx(_widened((0.8, 1.1), [0.3])[1],
                                                             rel=1e-12)  # fmt: skip
+    # prefill by its own figure: MoE prompts miss more than MoE decode does
+    assert p.prefill_tps_low / p.prefill_tps == pytest.approx(_widened((0.7, 1.2), [0.7])[0],
+                                                             rel=1e-12)  # fmt: skip
 
 
 def test_what_does_not_fit_has_nothing_on_the_device(cat):

@@ -11,13 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from advisor.core.predict.bands import bands_from, moe_widening, shown_band
 from advisor.core.predict.observations import load_depth_pairs, load_observations
 from advisor.core.predict.speed_fit import data_fingerprint, fit_file, fit_speed_model
-from advisor.core.predict.speed_model import (
-    bands_from,
-    fit_decode,
-    held_out,
-)
+from advisor.core.predict.speed_model import fit_decode, held_out
 
 
 def test_the_shipped_fit_is_for_the_shipped_data():
@@ -45,7 +42,7 @@ ROW = re.compile(
 )
 
 
-def _readme_table_holds(residuals, bands) -> None:
+def _readme_table_holds(residuals, bands, widening) -> None:
     """The README's held-out table, figure by figure, to its rounding (+-1 point; the p90s
     and in-band shares are printed whole, +-1.5)."""
     rows = [m.groups() for line in README.read_text(encoding="utf-8").splitlines()
@@ -59,7 +56,8 @@ def _readme_table_holds(residuals, bands) -> None:
             errs = [abs(math.exp(h.log_error) - 1) * 100 for h in sel]
             inside, widths = 0, []
             for h in sel:
-                lo, hi = bands.get((kind, h.obs.backend, h.basis)) or bands[(kind, "*", h.basis)]
+                lo, hi = shown_band(bands, kind, h.obs.backend, h.basis, h.obs.moe,
+                                    widening[kind])  # fmt: skip
                 widths.append(hi / lo)
                 inside += lo <= math.exp(h.log_error) <= hi
             where = f"{backend} {basis} {kind}"
@@ -85,12 +83,17 @@ def test_held_out_errors_and_a_refit_reproduce_the_shipped_fit():
     assert median("decode", "modelled") < 0.13
     assert median("decode", "published") < 0.11
     assert median("prefill", "modelled") < 0.17
-    _readme_table_holds(residuals, bands_from(residuals))
+    bands = bands_from(residuals)
+    widening = {k: moe_widening(residuals, bands, k) for k in ("decode", "prefill")}
+    _readme_table_holds(residuals, bands, widening)
     saved = json.loads(fit_file().read_text(encoding="utf-8"))
     model = fit_speed_model(obs)
     assert model.decode_fit.t_layer == pytest.approx(saved["t_layer_s"])
     shipped = {(k, b, basis): (lo, hi) for k, b, basis, lo, hi in saved["bands"]}
     assert model.bands.keys() == shipped.keys()
+    assert (model.moe_widening, model.moe_widening_prefill) == pytest.approx(
+        (saved["moe_widening"], saved["moe_widening_prefill"])
+    )
     assert model.decode_fit.ridge.coef == pytest.approx(saved["decode_coef"])
     assert model.prefill_fit.coef == pytest.approx(saved["prefill_coef"])
     for key, band in model.bands.items():

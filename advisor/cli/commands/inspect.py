@@ -29,7 +29,7 @@ def text(facts: ModelFacts) -> str:
             ("experts", f"{facts.n_expert_used} of {facts.n_expert} used per token"),
             (
                 "active per token",
-                f"{fmt_params(facts.active_params)}, {fmt_bytes(facts.step_weights_bytes)} read",
+                f"{fmt_params(facts.active_params)}, {fmt_bytes(facts.active_weights_bytes)}",
             ),
         ]
     rows += [

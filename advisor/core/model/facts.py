@@ -120,35 +120,35 @@ class ModelFacts:
             total += tokens * kv * (self.head_dim + self.value_head_dim) * per_elem
         return total
 
+    def decode_bytes_per_token(self, depth: int = 0, cache_type: str = "f16") -> float:
+        """Bytes one decode step reads, as the ceilings count them (DESIGN.md): the active
+        weights plus the KV cache at `depth`."""
+        return self.active_weights_bytes + self.kv_cache_bytes(depth, cache_type)
+
+    # What the fitted speed model counts (predict/speed_model.py): a step does not read the
+    # token table whole (a token looks one row up) and a prompt token multiplies neither the
+    # table nor the output head (llama.cpp runs the head for the last prompt token only).
+    # The ceilings keep DESIGN.md's simpler count, an upper bound either way.
     @property
     def step_weights_bytes(self) -> int:
-        """Weight bytes one decode step reads: the active weights less the embedding table a
-        token only looks a row up in."""
+        """Weight bytes one decode step really reads: the active weights less the token
+        table where the model has an output head of its own."""
         return self.active_weights_bytes - self.lookup_bytes
 
-    @property
-    def step_params(self) -> int:
-        """Parameters one generated token multiplies (the embedding lookup multiplies none)."""
-        return self.active_params - self.lookup_params
-
-    def decode_bytes_per_token(self, depth: int = 0, cache_type: str = "f16") -> float:
-        """Bytes one decode step reads: the step's weights plus the KV cache at `depth`."""
-        return self.step_weights_bytes + self.kv_cache_bytes(depth, cache_type)
-
     def prompt_flops_per_token(self, depth: int = 0) -> float:
-        """FLOPs per prompt token: a generated token's, less the output head, which a prompt
-        runs for its last token only (llama.cpp asks for the last token's logits)."""
-        return self.flops_per_token(depth) - 2.0 * self.output_params
+        """FLOPs one prompt token really does: `flops_per_token` less the token table and
+        the output head."""
+        return self.flops_per_token(depth) - 2.0 * (self.lookup_params + self.output_params)
 
     def flops_per_token(self, depth: int = 0) -> float:
-        """FLOPs to generate one token: 2 per parameter it multiplies plus attention over
+        """FLOPs to process one token (DESIGN.md): 2 per active parameter plus attention over
         `depth`."""
         attn = 0.0
         swa = self.swa_layers or (False,) * self.n_layers
         for local in swa:
             tokens = min(depth, self.sliding_window) if local and self.sliding_window else depth
             attn += 2 * tokens * self.n_heads * (self.head_dim + self.value_head_dim)
-        return 2.0 * self.step_params + attn
+        return 2.0 * self.active_params + attn
 
     def _kv_heads(self) -> tuple[int, ...]:
         return self.kv_heads_per_layer or (self.n_kv_heads,) * self.n_layers

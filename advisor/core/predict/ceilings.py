@@ -1,10 +1,8 @@
 """The physical ceilings of LLM inference: pure functions, SI units, units in every name.
 
-Decode reads every active weight once per step (all but the token table, of which a token
-looks one row up) and each stream's KV cache, so it is bounded by memory bandwidth. Prefill
-does 2 FLOPs per weight a prompt token multiplies (all but the table and the output head,
-which runs for the prompt's last token only), plus attention, in parallel over the prompt, so
-it is bounded by compute. Batched decode shares
+Decode reads every active weight once per step and each stream's KV cache, so it is bounded by
+memory bandwidth. Prefill does about 2 FLOPs per active parameter per prompt token (plus
+attention), in parallel over the prompt, so it is bounded by compute. Batched decode shares
 one weight read among B streams until compute caps it. See ../shared/DESIGN.md.
 
 These are the only ceiling formulas in the app: a run's explanation (runs.explain), the
@@ -122,8 +120,8 @@ def weights_read_per_step(
 
 
 def step_weights_read(facts: ModelFacts, streams: int = 1) -> float:
-    """`weights_read_per_step` for a model: its step's weights (the embedding table it only
-    looks rows up in left out) for `streams` streams."""
+    """`weights_read_per_step` as the fitted speed model counts it: without the token table,
+    of which a token looks one row up (the ceilings count all the active weights)."""
     return weights_read_per_step(
         facts.weights_bytes - facts.lookup_bytes, facts.step_weights_bytes,
         facts.n_expert, facts.n_expert_used, streams,

@@ -46,7 +46,7 @@ def depth_curves(
         ceiling.append(
             ceilings.decode_ceiling_tps(
                 device.bandwidth_bytes_per_s,
-                facts.step_weights_bytes,
+                facts.active_weights_bytes,
                 facts.kv_cache_bytes(int(d)),
             )
         )
@@ -73,7 +73,7 @@ def batch_curves(
         p = project(facts, target, w, host=host, reference=reference)
         ceiling.append(
             ceilings.decode_ceiling_tps(
-                device.bandwidth_bytes_per_s, ceilings.step_weights_read(facts, int(b)), kv, int(b)
+                device.bandwidth_bytes_per_s, facts.active_weights_bytes, kv, int(b)
             )
         )
         aggregate.append(p.aggregate_tps or np.nan)

@@ -51,8 +51,7 @@ def _explain_decode(
     # while n_gen tokens are generated the cache grows from depth to depth + n_gen
     avg_depth = round(test.depth + test.n_gen / 2)
     kv = facts.kv_cache_bytes(avg_depth, cache_type)
-    # a mixture of experts reads, for B streams, the experts any of them was routed to
-    weights = ceilings.step_weights_read(facts, test.batch)
+    weights = facts.active_weights_bytes
     step_bytes = ceilings.decode_step_bytes(weights, kv, test.batch)
     flops = facts.flops_per_token(avg_depth)
 
@@ -85,12 +84,13 @@ def _explain_prefill(
     cache_type: str,
     n_ubatch: int,
 ) -> TestResult:
-    flops = facts.prompt_flops_per_token(round(test.depth + test.n_prompt / 2))
+    flops = facts.flops_per_token(round(test.depth + test.n_prompt / 2))
     ceil = ceilings.compute_ceiling_tps(peak_flops, flops) if peak_flops else None
     # a prefill pass reads the weights once per micro-batch (n_ubatch tokens)
     reads = math.ceil(test.n_prompt / max(1, n_ubatch))
-    weights = ceilings.step_weights_read(facts, min(test.n_prompt, max(1, n_ubatch)))
-    bytes_total = reads * weights + facts.kv_cache_bytes(test.depth + test.n_prompt, cache_type)
+    bytes_total = reads * facts.active_weights_bytes + facts.kv_cache_bytes(
+        test.depth + test.n_prompt, cache_type
+    )
     return replace(
         test,
         flops_per_token=flops,

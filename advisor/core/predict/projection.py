@@ -24,7 +24,6 @@ the user has measured their own machine, from that measurement:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,6 +32,7 @@ from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
 from advisor.core.model.memory import memory_need
 from advisor.core.predict import ceilings
+from advisor.core.predict.bands import MOE_DEFAULT_WIDENING, widened
 from advisor.core.predict.memory_fit import Fit, fit_on, memory_option
 from advisor.core.predict.projection_types import Projection, Target
 from advisor.core.predict.reference import Reference
@@ -46,7 +46,7 @@ MEASURED_FLOOR = 0.02  # a measured band is never narrower than +-2%
 MEASURED_SINGLE_RUN = 0.05  # +-5% where the run did not repeat its tests
 DEEP_CONTEXT = 16_384  # deeper than the published depth data mostly reaches
 # extra half-widths (log) for extrapolations the held-out errors do not cover
-WIDEN = {"batch": 0.12, "depth": 0.08, "spill": 0.25, "cards": 0.10, "moe": 0.10}
+WIDEN = {"batch": 0.12, "depth": 0.08, "spill": 0.25, "cards": 0.10, "moe": MOE_DEFAULT_WIDENING}
 
 
 def basis_rank(basis: str) -> int:
@@ -291,13 +291,16 @@ def unsupported_sentence(device: Device, backend: str) -> str:
 
 
 def _prefill(s: _Setup, model: SpeedModel) -> tuple[float | None, float | None, float]:
-    """(FLOP/s reached, prefill tokens/s at the workload's prompt depth, FLOPs per token)."""
-    flops_prefill = s.facts.prompt_flops_per_token(s.workload.prefill_depth_tokens())
+    """(FLOP/s reached, prefill tokens/s at the workload's prompt depth, FLOPs per token as
+    the ceiling counts them). The rate is of the FLOPs a prompt token really does (the
+    speed model's count: no token table, no output head)."""
+    depth = s.workload.prefill_depth_tokens()
+    flops_prefill = s.facts.flops_per_token(depth)
     rate = model.prefill_rate(s.device, s.backend, s.facts)
     if not rate:
         return None, None, flops_prefill
     rate *= s.carried(model, s.ratios.pp)
-    prefill_tps = rate / flops_prefill
+    prefill_tps = rate / s.facts.prompt_flops_per_token(depth)
     if s.fit.share_on_device < 1.0 and not s.device.unified_memory:
         # llama.cpp streams the spilled weights to the GPU for each prompt batch
         per_batch = (1 - s.fit.share_on_device) * s.facts.weights_bytes / PCIE_BYTES_PER_S
@@ -372,12 +375,10 @@ def _bases(s: _Setup, model: SpeedModel, reference: Reference | None, notes: lis
             decode_basis, band_tg = "measured", _measured_band(reference.tg_spread)
         if reference.pp_tps:
             prefill_basis, band_pp = "measured", _measured_band(reference.pp_spread)
-    widen: list[float] = []
     if decode_basis != "measured":
-        widen = _extrapolations(s, model)
-        band_tg = _widened(band_tg, widen)
+        band_tg = widened(band_tg, _extrapolations(s, model, "decode"))
     if prefill_basis != "measured":
-        band_pp = _widened(band_pp, [w for w in widen if w != WIDEN["batch"]])
+        band_pp = widened(band_pp, _extrapolations(s, model, "prefill"))
     if published == "spec-only":
         notes.append(
             f"No published llama.cpp {s.backend} results for this device or its class: the "
@@ -388,12 +389,15 @@ def _bases(s: _Setup, model: SpeedModel, reference: Reference | None, notes: lis
     return _Bases(decode_basis, prefill_basis, band_tg, band_pp)
 
 
-def _extrapolations(s: _Setup, model: SpeedModel) -> list[float]:
-    """Extra half-widths for what the held-out errors do not cover."""
+def _extrapolations(s: _Setup, model: SpeedModel, kind: str) -> list[float]:
+    """Extra half-widths, decode or prefill, for what the dense models' held-out errors do
+    not cover: a mixture of experts (by its own held-out errors), many streams (decode),
+    depth beyond the data, spill, several cards."""
     widen = []
     if s.facts.is_moe:
-        widen.append(model.moe_widening or WIDEN["moe"])
-    if s.streams > 1:
+        fitted = model.moe_widening if kind == "decode" else model.moe_widening_prefill
+        widen.append(fitted or WIDEN["moe"])
+    if s.streams > 1 and kind == "decode":
         widen.append(WIDEN["batch"])
     if s.workload.decode_depth_tokens() > DEEP_CONTEXT:
         widen.append(WIDEN["depth"])
@@ -402,14 +406,6 @@ def _extrapolations(s: _Setup, model: SpeedModel) -> list[float]:
     if s.count > 1:
         widen.append(WIDEN["cards"])
     return widen
-
-
-def _widened(band: tuple[float, float], extra: list[float]) -> tuple[float, float]:
-    if not extra:
-        return band
-    more = sum(e * e for e in extra)
-    lo, hi = -math.log(band[0]), math.log(band[1])
-    return math.exp(-math.sqrt(lo * lo + more)), math.exp(math.sqrt(hi * hi + more))
 
 
 def _assemble(
@@ -456,7 +452,7 @@ def _assemble(
         prefill_tps_low=prefill_tps * b.band_pp[0] if prefill_tps else None,
         prefill_tps_high=prefill_tps * b.band_pp[1] if prefill_tps else None,
         decode_ceiling_tps=ceilings.decode_ceiling_tps(
-            bandwidth, s.facts.step_weights_bytes, d.kv_per_stream
+            bandwidth, s.facts.active_weights_bytes, d.kv_per_stream
         ),
         prefill_ceiling_tps=(
             ceilings.compute_ceiling_tps(s.peak, flops_prefill) if s.peak else None

@@ -22,6 +22,7 @@ import numpy as np
 from advisor.core.infra.paths import bundled
 from advisor.core.predict import ceilings
 from advisor.core.predict import efficiency as E
+from advisor.core.predict.bands import bands_from, moe_widening
 from advisor.core.predict.observations import (
     BatchedPoint,
     DepthPair,
@@ -31,12 +32,9 @@ from advisor.core.predict.observations import (
     load_observations,
 )
 from advisor.core.predict.speed_model import (
-    MIN_BAND_ROWS,
     SMALL_BATCH_MAX,
     DecodeFit,
-    HeldOut,
     SpeedModel,
-    bands_from,
     fit_decode,
     fit_prefill,
     held_out,
@@ -120,20 +118,12 @@ def fit_speed_model(obs: Sequence[Observation], with_bands: bool = True) -> Spee
     if not with_bands:
         return SpeedModel(decode, prefill, tuple(obs), {}, {}, attention, small_batch)
     residuals = held_out(obs, decode.t_layer)
+    bands = bands_from(residuals)
     return SpeedModel(
-        decode, prefill, tuple(obs), bands_from(residuals), transfer_weights(residuals),
-        attention, small_batch, moe_widening(residuals),
+        decode, prefill, tuple(obs), bands, transfer_weights(residuals), attention,
+        small_batch, moe_widening(residuals, bands, "decode"),
+        moe_widening(residuals, bands, "prefill"),
     )  # fmt: skip
-
-
-def moe_widening(residuals: Iterable[HeldOut]) -> float:
-    """The extra spread of held-out decode errors on mixtures of experts (log half-width):
-    sqrt(var(MoE) - var(dense)), 0 where MoE rows scatter no more than dense ones."""
-    moe = [h.log_error for h in residuals if h.kind == "decode" and h.obs.moe]
-    dense = [h.log_error for h in residuals if h.kind == "decode" and not h.obs.moe]
-    if len(moe) < MIN_BAND_ROWS or len(dense) < MIN_BAND_ROWS:
-        return 0.0
-    return float(math.sqrt(max(0.0, np.var(moe) - np.var(dense))))
 
 
 # -------------------------------------------------------------------------------------------
@@ -172,6 +162,7 @@ def fit_to_json(model: SpeedModel) -> dict[str, Any]:
         "attention_share": model.attention_share,
         "small_batch_cost": model.small_batch_cost,
         "moe_widening": model.moe_widening,
+        "moe_widening_prefill": model.moe_widening_prefill,
         # the fitted shares themselves: the app reads them instead of refitting
         "decode_coef": model.decode_fit.ridge.coef,
         "prefill_coef": model.prefill_fit.coef,
@@ -192,6 +183,7 @@ def model_from_fit(obs: Sequence[Observation], saved: dict[str, Any]) -> SpeedMo
         dict(saved["attention_share"]),
         dict(saved["small_batch_cost"]),
         float(saved["moe_widening"]),
+        float(saved.get("moe_widening_prefill", saved["moe_widening"])),
     )
 
 

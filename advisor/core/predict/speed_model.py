@@ -36,6 +36,7 @@ from advisor.core.catalogue.device import Device
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict import ceilings
 from advisor.core.predict import efficiency as E
+from advisor.core.predict.bands import band_for
 from advisor.core.predict.observations import PREDICT_AT, Observation, years
 from advisor.core.predict.projection_types import Published
 
@@ -49,10 +50,6 @@ PREFILL_PENALTIES = {
 }  # fmt: skip
 T_LAYER_GRID_US = (0, 10, 20, 40, 60, 80, 100, 130, 170, 220, 300)
 CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.7, "low": 0.4}
-BAND_COVERAGE = 0.86  # of held-out errors inside a band (>= 80% asked, on small samples)
-MIN_BAND_ROWS = 8
-# where a backend has no published row at all: the pooled held-out spread, this much wider
-SPEC_ONLY_WIDENING = 1.6
 # the share a backend without any data is assumed to reach (the pooled backends' median)
 CROSS_BACKEND_CAP = 0.13  # a measurement on another backend moves a prediction at most r^0.13
 # llama.cpp's CUDA and Metal backends run batches of up to 8 tokens through matrix-vector
@@ -234,46 +231,6 @@ def _prefill_tps(ridge: E.RidgeFit, o: Observation) -> float | None:
     return share * peak / o.prefill_flops_per_token
 
 
-def _coverage_band(log_errors: Sequence[float]) -> tuple[float, float]:
-    """The band that holds all but 14% of the held-out errors, counted in whole rows, the
-    most extreme left out first: of 19 errors, 2 fall outside (interpolated quantiles put the
-    ends between rows and left 4 of 19 outside: 79%, not the 86% meant); of 11, the one worst
-    miss, not a row from each side (that would stretch the band to the worst miss)."""
-    ordered = sorted(log_errors)
-    first, last = 0, len(ordered) - 1
-    for _ in range(int(len(ordered) * (1.0 - BAND_COVERAGE))):
-        if abs(ordered[first]) > abs(ordered[last]):
-            first += 1
-        else:
-            last -= 1
-    lo, hi = ordered[first], ordered[last]
-    return float(math.exp(min(lo, -0.02))), float(math.exp(max(hi, 0.02)))
-
-
-def bands_from(residuals: Iterable[HeldOut]) -> dict[tuple[str, str, str], tuple[float, float]]:
-    """(kind, backend, basis) -> (low, high) multipliers holding 86% of the held-out errors
-    on current builds. A backend with too few rows of a basis borrows, first, its own
-    `modelled` errors (a `published` figure is no worse than a modelled one on the same
-    backend: CPU prefill scatters far wider than the other backends' pool), else the pooled
-    errors of that basis; `spec-only` is the pooled `modelled` spread, wider."""
-    groups: dict[tuple[str, str, str], list[float]] = {}
-    for h in residuals:
-        if h.obs.era == "old" or not math.isfinite(h.log_error):
-            continue
-        groups.setdefault((h.kind, h.obs.backend, h.basis), []).append(h.log_error)
-        groups.setdefault((h.kind, "*", h.basis), []).append(h.log_error)
-    bands: dict[tuple[str, str, str], tuple[float, float]] = {}
-    for (kind, backend, basis), errors in groups.items():
-        if len(errors) < MIN_BAND_ROWS:
-            own = groups.get((kind, backend, "modelled"), [])
-            errors = own if len(own) >= MIN_BAND_ROWS else groups.get((kind, "*", basis), errors)
-        bands[(kind, backend, basis)] = _coverage_band(errors)
-    for kind in ("decode", "prefill"):
-        lo, hi = bands.get((kind, "*", "modelled"), (0.6, 1.4))
-        bands[(kind, "*", "spec-only")] = (lo**SPEC_ONLY_WIDENING, hi**SPEC_ONLY_WIDENING)
-    return bands
-
-
 def transfer_weights(residuals: Iterable[HeldOut]) -> dict[str, float]:
     """How much of one device's error another device shares, when both were measured the way
     a user's run and their next device would be: by the same hands (one source: one build,
@@ -321,8 +278,10 @@ class SpeedModel:
     # step's weight read; per backend, "*" pooled
     attention_share: dict[str, float] = field(default_factory=dict)
     small_batch_cost: dict[str, float] = field(default_factory=dict)
-    # how much wider (log half-width) held-out errors of mixtures of experts run than dense
+    # how much wider (log half-width, in quadrature) a mixture of experts' band is than a
+    # dense model's, decode and prefill (bands.moe_widening)
     moe_widening: float = 0.0
+    moe_widening_prefill: float = 0.0
 
     # --- what the data covers ---------------------------------------------------------------
     @property
@@ -343,14 +302,8 @@ class SpeedModel:
         return "spec-only"
 
     def band(self, kind: str, backend: str, basis: str) -> tuple[float, float]:
-        if basis == "spec-only":
-            return self.bands.get((kind, "*", "spec-only"), (0.5, 1.6))
-        return self.bands.get(
-            (kind, backend, basis),
-            self.bands.get(
-                (kind, "*", basis), self.bands.get((kind, "*", "spec-only"), (0.5, 1.6))
-            ),
-        )
+        """A dense model's band (bands.band_for); a mixture of experts' is widened."""
+        return band_for(self.bands, kind, backend, basis)
 
     # --- predictions --------------------------------------------------------------------------
     def decode_params(self, device: Device, backend: str, facts: ModelFacts) -> DecodeParams:

@@ -142,7 +142,7 @@ class ModelPanel(QtWidgets.QWidget):
             (
                 f"<br><b>Mixture of experts</b>: {f.n_expert_used} of {f.n_expert} experts per "
                 f"token: {fmt_params(f.active_params)} parameters, "
-                f"{fmt_bytes(f.step_weights_bytes)} read per token"
+                f"{fmt_bytes(f.active_weights_bytes)} read per token"
             )
             if f.is_moe
             else ""
