@@ -85,8 +85,8 @@ class ModelFacts:
     shape_id: str | None = None
     # the token-embedding table where the model has an output head of its own: a token reads
     # one row of it (a lookup), never the whole table, and multiplies none of it; 0 where the
-    # head is tied to the table (then decode reads all of it, as the head). Runs saved before
-    # these were kept carry 0s and keep the figures they had.
+    # head is tied to the table (then decode reads all of it, as the head). A run saved before
+    # these were kept gets its head from its vocabulary and width on loading (runs.results).
     lookup_params: int = 0
     lookup_bytes: int = 0
     # the output head (the logits): every generated token multiplies it, a prompt only its last
