@@ -86,7 +86,12 @@ def shown_band(
     """The band the app shows a model with: the dense band, widened for a mixture of experts
     (by its fitted figure, or the default where there was none)."""
     band = band_for(bands, kind, backend, basis)
-    return widened(band, [moe_widening or MOE_DEFAULT_WIDENING]) if moe else band
+    return widened(band, [moe_extra(moe_widening)]) if moe else band
+
+
+def moe_extra(fitted: float) -> float:
+    """A mixture of experts' extra log half-width: the fitted one, else the default."""
+    return fitted or MOE_DEFAULT_WIDENING
 
 
 def widened(band: Band, extra: Iterable[float]) -> Band:

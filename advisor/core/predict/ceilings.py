@@ -12,10 +12,6 @@ projections (predict.projection) and the charts (predict.curves) all call them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from advisor.core.model.facts import ModelFacts
 
 
 def decode_step_bytes(
@@ -117,12 +113,3 @@ def weights_read_per_step(
     experts = (weights_bytes - active_weights_bytes) / (1.0 - used)
     dense = weights_bytes - experts
     return dense + experts * (1.0 - (1.0 - used) ** streams)
-
-
-def step_weights_read(facts: ModelFacts, streams: int = 1) -> float:
-    """`weights_read_per_step` as the fitted speed model counts it: without the token table,
-    of which a token looks one row up (the ceilings count all the active weights)."""
-    return weights_read_per_step(
-        facts.weights_bytes - facts.lookup_bytes, facts.step_weights_bytes,
-        facts.n_expert, facts.n_expert_used, streams,
-    )  # fmt: skip

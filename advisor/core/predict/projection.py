@@ -32,7 +32,7 @@ from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
 from advisor.core.model.memory import memory_need
 from advisor.core.predict import ceilings
-from advisor.core.predict.bands import MOE_DEFAULT_WIDENING, widened
+from advisor.core.predict.bands import MOE_DEFAULT_WIDENING, moe_extra, widened
 from advisor.core.predict.memory_fit import Fit, fit_on, memory_option
 from advisor.core.predict.projection_types import Projection, Target
 from advisor.core.predict.reference import Reference
@@ -396,7 +396,7 @@ def _extrapolations(s: _Setup, model: SpeedModel, kind: str) -> list[float]:
     widen = []
     if s.facts.is_moe:
         fitted = model.moe_widening if kind == "decode" else model.moe_widening_prefill
-        widen.append(fitted or WIDEN["moe"])
+        widen.append(moe_extra(fitted))
     if s.streams > 1 and kind == "decode":
         widen.append(WIDEN["batch"])
     if s.workload.decode_depth_tokens() > DEEP_CONTEXT:

@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from advisor.core.infra.paths import bundled
-from advisor.core.predict import ceilings
 from advisor.core.predict import efficiency as E
 from advisor.core.predict.bands import bands_from, moe_widening
 from advisor.core.predict.observations import (
@@ -38,6 +37,7 @@ from advisor.core.predict.speed_model import (
     fit_decode,
     fit_prefill,
     held_out,
+    step_weights,
     transfer_weights,
 )
 
@@ -98,8 +98,7 @@ def fit_small_batch_cost(model: SpeedModel, points: Iterable[BatchedPoint]) -> d
         depth = p.prompt_tokens + p.n_gen // 2
         overhead = model.decode_params(p.device, p.backend, f).t_layer_s * f.n_layers
         kv = f.kv_cache_bytes(depth)
-        w1 = ceilings.step_weights_read(f, 1)
-        wb = ceilings.step_weights_read(f, p.streams)
+        w1, wb = step_weights(f, 1), step_weights(f, p.streams)
         seconds_per_byte = (1.0 / one.aggregate_tps - overhead) / (w1 + kv)
         memory = (wb + p.streams * kv) * seconds_per_byte + overhead
         extra = p.streams / p.aggregate_tps - memory
@@ -183,7 +182,7 @@ def model_from_fit(obs: Sequence[Observation], saved: dict[str, Any]) -> SpeedMo
         dict(saved["attention_share"]),
         dict(saved["small_batch_cost"]),
         float(saved["moe_widening"]),
-        float(saved.get("moe_widening_prefill", saved["moe_widening"])),
+        float(saved["moe_widening_prefill"]),
     )
 
 

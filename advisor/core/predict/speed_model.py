@@ -59,6 +59,16 @@ SMALL_BATCH_MAX = 8
 TILE_TOKENS = 32
 
 
+def step_weights(facts: ModelFacts, streams: int = 1) -> float:
+    """Weight bytes a decode step of `streams` streams reads, as the model counts them:
+    `ceilings.weights_read_per_step` without the token table, of which a token looks one row
+    up (the ceilings the app shows count every active weight, as DESIGN.md does)."""
+    return ceilings.weights_read_per_step(
+        facts.weights_bytes - facts.lookup_bytes, facts.step_weights_bytes,
+        facts.n_expert, facts.n_expert_used, streams,
+    )  # fmt: skip
+
+
 def _key(device: Device, backend: str, facts: ModelFacts, era: str = "current") -> E.Key:
     return E.Key(device, backend, E.quant_kind(facts.file_type), facts.is_moe, era,
                  _decode_covariates(device, PREDICT_AT))  # fmt: skip
@@ -384,7 +394,7 @@ class SpeedModel:
         work (matrix-vector kernels up to 8 streams, tiled kernels at prefill's rate above).
         """
         p = self.decode_params(device, backend, facts)
-        weights = ceilings.step_weights_read(facts, streams)
+        weights = step_weights(facts, streams)
         kv = facts.kv_cache_bytes(depth, cache_type)
         step_bytes = weights + streams * kv
         bandwidth = device.bandwidth_bytes_per_s * p.share
