@@ -9,6 +9,7 @@ would show, and the median band width (high / low).
     python benchmarks/calibration_holdout.py            # current builds
     python benchmarks/calibration_holdout.py --all      # old builds too
     python benchmarks/calibration_holdout.py --worst 20 # the rows it misses most
+    python benchmarks/calibration_holdout.py --agreement # the model beside another source's figure
     python benchmarks/calibration_holdout.py --write    # refit and ship the result
 """
 
@@ -56,10 +57,57 @@ def table(rows: list[HeldOut], bands: dict, widening: dict, group, title: str) -
         )
 
 
+def source_agreement(obs, residuals: list[HeldOut]) -> dict[str, tuple[list[float], list[float]]]:
+    """How far the data is from agreeing with itself. For every `published` held-out row whose
+    device, backend, model and quantisation another source also measured: the error of taking
+    the other sources' figure (their geometric mean) as the prediction, beside the model's own
+    error on that row. Per kind: (errors of the other sources' figure, errors of the model)."""
+    figures: dict[tuple, dict[str, list[float]]] = {}
+    for o in obs:
+        for kind, value in (("decode", o.tg_tps), ("prefill", o.pp_tps)):
+            if value and o.era != "old":
+                key = (kind, o.device.id, o.backend, o.shape_id, o.quant)
+                figures.setdefault(key, {}).setdefault(o.source_url, []).append(value)
+    out: dict[str, tuple[list[float], list[float]]] = {"decode": ([], []), "prefill": ([], [])}
+    for h in residuals:
+        o = h.obs
+        if h.basis != "published" or o.era == "old":
+            continue
+        sources = figures.get((h.kind, o.device.id, o.backend, o.shape_id, o.quant), {})
+        others = [statistics.median(v) for s, v in sources.items() if s != o.source_url]
+        if not others or o.source_url not in sources:
+            continue
+        mine = statistics.median(sources[o.source_url])
+        reference = math.exp(statistics.fmean(math.log(v) for v in others))
+        out[h.kind][0].append(abs(mine / reference - 1))
+        out[h.kind][1].append(abs(math.exp(h.log_error) - 1))
+    return out
+
+
+def print_agreement(obs, residuals: list[HeldOut]) -> None:
+    print(
+        "\nthe data beside itself: rows another source also measured (same device, backend, "
+        "model, quant)\n"
+        f"{'':8s} {'rows':>5s} {'other source median / p90':>27s} {'model median / p90':>20s}"
+    )
+    for kind, (copied, model) in source_agreement(obs, residuals).items():
+        if copied:
+            print(
+                f"{kind:8s} {len(copied):5d} {np.median(copied):15.1%} / "
+                f"{np.quantile(copied, 0.9):5.1%} {np.median(model):10.1%} / "
+                f"{np.quantile(model, 0.9):5.1%}"
+            )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--all", action="store_true", help="include results from old builds")
     ap.add_argument("--worst", type=int, default=0, help="list the N rows missed most")
+    ap.add_argument(
+        "--agreement",
+        action="store_true",
+        help="compare the model with another source's figure for the same device and model",
+    )
     ap.add_argument(
         "--write", action="store_true", help="write resources/data/speed_model_fit.json"
     )
@@ -90,6 +138,8 @@ def main() -> int:
                 f"  {math.exp(h.log_error) - 1:+6.0%} {h.kind:7s} {h.basis:9s} {o.device.id:34s} "
                 f"{o.backend:6s} {o.shape_id:16s} {o.quant:9s} {o.source_url[-50:]}"
             )
+    if args.agreement:
+        print_agreement(obs, residuals)
     if args.write:
         import json
 
