@@ -361,6 +361,18 @@ def test_measured_basis_needs_a_decode_measurement_of_this_model(cat, nemo):
     assert project(nemo, Target(m4), w, host=HOST, reference=same).basis == "measured"
 
 
+def test_a_slower_device_is_called_slower_on_every_workload(cat, nemo):
+    v = upgrade_verdict(
+        nemo, Target(cat.resolve("RTX 4090")), Target(cat.resolve("RTX 3060 12GB")), host=HOST
+    )
+    chat = next(g for g in v.gains if g.workload == "chat")
+    summarise = next(g for g in v.gains if g.workload == "summarise")
+    assert chat.speedup < 0.95 and summarise.speedup < 0.95
+    assert f"is {1 / chat.speedup:.1f}x slower than the GeForce RTX 4090" in v.sentence
+    assert f"runs {1 / summarise.speedup:.1f}x slower" in v.sentence
+    assert "gains 0." not in v.sentence
+
+
 def test_verdict_says_which_side_cannot_run_the_model(cat):
     q8 = facts_from_shape(get_shape("llama-2-13b"), "q8_0")
     small_host = Host(ram_bytes=8 * GiB, ram_bandwidth_bytes_per_s=60e9)

@@ -153,21 +153,28 @@ def _sentence(source: str, target: str, gains: list[WorkloadGain], focus: str) -
         if main.speedup >= 1.05
         else "about as fast as"
         if main.speedup > 0.95
-        else f"slower ({main.speedup:.2f}x) than"
+        else f"{1 / main.speedup:.1f}x slower than"
     )
     parts = [f'For "{main.label}" the {target} is {speed} the {source} ({_bound(main)})']
     other = [g for g in usable if g.bound_by != main.bound_by]
     if other:
         best = max(other, key=lambda g: g.speedup or 0)
-        parts.append(
-            f'"{best.label}" is {_bound(best, short=True)} and gains {best.speedup or 0:.1f}x'
-        )
+        parts.append(f'"{best.label}" is {_bound(best, short=True)} and {_change(best.speedup)}')
     text = "; ".join(parts) + "."
     for reason, who in (("target", "It"), ("source", f"The {source}")):
         names = [f'"{g.label}"' for g in gains if g.missing == reason]
         if names:
             text += f" {who} cannot run the model for {', '.join(names)}."
     return text
+
+
+def _change(speedup: float | None) -> str:
+    """What a speed-up does to a workload, in words: a ratio under 1 is a slow-down."""
+    if not speedup or speedup >= 1.05:
+        return f"gains {speedup or 0:.1f}x"
+    if speedup > 0.95:
+        return "runs about as fast"
+    return f"runs {1 / speedup:.1f}x slower"
 
 
 def _bound(gain: WorkloadGain, short: bool = False) -> str:
