@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -41,6 +43,17 @@ def advisor_cli(
         env=env,
         timeout=timeout,
     )
+
+
+def load_script(relative: str) -> ModuleType:
+    """A script of the repository that is not part of the package (benchmarks/, device_db/tools/),
+    loaded as a module."""
+    path = REPO / relative
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def write_sparse(path: Path, head: bytes, length: int) -> Path:

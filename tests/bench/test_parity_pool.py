@@ -3,22 +3,15 @@ interval column, and its interval is the t-interval of the log ratios."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import load_script
 
 
 def _pool():
-    spec = importlib.util.spec_from_file_location(
-        "parity_pool", REPO / "benchmarks" / "parity_pool.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/parity_pool.py")
 
 
 OLD = """threads 2, pp512, tg128, 3 repetitions, 2 alternating rounds

@@ -4,24 +4,16 @@ source's figure beside the model's own held-out error, worked by hand."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from advisor.core.predict.speed_model import HeldOut
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import load_script
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "calibration_holdout", REPO / "benchmarks" / "calibration_holdout.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/calibration_holdout.py")
 
 
 def _obs(source: str, tg: float | None, pp: float | None = None, era="current", device="d1",

@@ -13,6 +13,7 @@ import pytest
 
 from advisor.core.catalogue.catalogue import UnknownDeviceError, load_catalogue, load_records
 from advisor.core.catalogue.names import basic_key as _basic
+from tests.conftest import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "device_db" / "schema.json").read_text())
@@ -224,14 +225,7 @@ def test_every_name_and_alias_resolves_to_its_own_record(catalogue):
 
 
 def _checker():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "check", REPO / "device_db" / "tools" / "check.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("device_db/tools/check.py")
 
 
 def test_the_catalogue_checker_passes():
