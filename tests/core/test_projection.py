@@ -373,6 +373,16 @@ def test_a_slower_device_is_called_slower_on_every_workload(cat, nemo):
     assert "gains 0." not in v.sentence
 
 
+def test_a_published_figure_beside_several_cards_says_it_is_one_cards(cat, nemo):
+    w = get_workload("chat")
+    two = project(nemo, Target(cat.resolve("RTX 3090"), count=2), w, host=HOST)
+    one = project(nemo, Target(cat.resolve("RTX 3090")), w, host=HOST)
+    assert one.published == two.published and two.published["cards"] == 1
+    assert any(n.startswith("published on one card: ") for n in two.notes)
+    assert any(n.startswith("published: ") for n in one.notes)
+    assert not any(n.startswith("published: ") for n in two.notes)
+
+
 def test_verdict_says_which_side_cannot_run_the_model(cat):
     q8 = facts_from_shape(get_shape("llama-2-13b"), "q8_0")
     small_host = Host(ram_bytes=8 * GiB, ram_bandwidth_bytes_per_s=60e9)

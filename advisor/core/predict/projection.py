@@ -278,7 +278,7 @@ def project(
         )
     published = model.published(device, backend, facts)
     if published is not None:
-        notes.append(published.summary() + f" ({published.source_url}).")
+        notes.append(published.summary(count) + f" ({published.source_url}).")
     return _assemble(s, model, base, notes, bases, reference, prefill_tps, flops_prefill,
                      decode, published)  # fmt: skip
 

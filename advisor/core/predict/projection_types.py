@@ -79,9 +79,12 @@ class Published:
     source_url: str
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "cards": 1}  # the shipped data holds one card's results
 
-    def summary(self) -> str:
+    def summary(self, cards: int = 1) -> str:
+        """In words; for a target of several cards, said to be one card's (the shipped data
+        holds single-card results only)."""
         speed = f"{self.tg_tps:.0f} t/s decode" if self.tg_tps else f"{self.pp_tps:.0f} t/s prefill"
         build = f", build {self.build}" if self.build and self.build != "not stated" else ""
-        return f"published: {speed}, {self.model} {self.quant}{build}"
+        one = " on one card" if cards > 1 else ""
+        return f"published{one}: {speed}, {self.model} {self.quant}{build}"
