@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from advisor.core.infra.units import GB, fmt_bytes, fmt_seconds
+from advisor.core.infra.units import GB, fmt_band, fmt_bytes, fmt_seconds
 from advisor.core.predict.projection import Projection
 from advisor.core.runs.results import RunResult, TestResult
 from advisor.gui.qt import QtCore, QtGui
@@ -189,7 +189,7 @@ class ProjectionTableModel(_Table):
         if col == self.DECODE:
             return _num(p.per_user_tps, ",.1f")
         if col == self.BAND:
-            return f"{p.decode_tps_low:,.0f}–{p.decode_tps_high:,.0f}" if p.decode_tps_low else "—"
+            return fmt_band(*(p.per_user_band() or (None, None)))
         if col == self.PREFILL:
             return _num(p.prefill_tps, ",.0f")
         if col == self.TTFT:
@@ -209,7 +209,7 @@ class ProjectionTableModel(_Table):
             return p.memory_gb * p.count
         value = {
             self.DECODE: p.per_user_tps,
-            self.BAND: p.decode_tps_low,
+            self.BAND: (p.per_user_band() or (None,))[0],
             self.PREFILL: p.prefill_tps,
             self.TTFT: p.ttft_s,
             self.REQUEST: p.request_s,

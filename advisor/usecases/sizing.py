@@ -179,9 +179,8 @@ def _evaluate(
     if not p.per_user_tps or not p.prefill_tps or p.beyond_context:
         return Option(**base, why=p.notes[-1] if p.notes else "no speed could be predicted")
     per_user = p.per_user_tps
-    low = (
-        per_user * (p.decode_tps_low / p.decode_tps) if p.decode_tps_low and p.decode_tps else None
-    )
+    band = p.per_user_band()
+    low = band[0] if band else None
     read_95 = load.prompt_p95 / p.prefill_tps
     read_mean = load.prompt_median / p.prefill_tps
     request_s = read_mean + load.answer_median / per_user

@@ -173,3 +173,27 @@ def test_a_name_that_fits_several_variants_is_listed_or_asked(tmp_path):
               home=tmp_path)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["targets"][0]["device_id"] == "apple-m4-max-32c"
+
+
+def test_many_users_show_each_users_speed_and_all_users_together(tmp_path):
+    args = ("project", "--shape", "llama-3.1-8b", "--to", "RTX 4090", "--workload", "many-users",
+            "--concurrency", "16")  # fmt: skip
+    d = json.loads(run(*args, "--json", home=tmp_path).stdout)["targets"][0]
+    out = run(*args, home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    header, _, row = out.stdout.splitlines()[1:4]
+    assert "each of 16" in header and "all users" in header
+    cells = row.split()
+    assert f"{d['per_user_tps']:.1f}" in cells and f"{d['aggregate_tps']:,.0f}" in cells
+    one = run("project", "--shape", "llama-3.1-8b", "--to", "RTX 4090", home=tmp_path).stdout
+    assert "all users" not in one
+
+
+def test_a_small_speed_keeps_its_decimal_in_the_band(tmp_path):
+    out = run("project", "--shape", "llama-3.1-70b", "--to", "RTX 4090", "--ram-gb", "64",
+              "--ram-bandwidth-gbs", "40", home=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    row = out.stdout.splitlines()[3]
+    band = next(c for c in row.split() if "-" in c and c[0].isdigit())
+    low, high = (float(x) for x in band.split("-"))
+    assert low < high < 10 and "." in band

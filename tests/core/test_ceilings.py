@@ -114,6 +114,18 @@ def test_durations_read_as_people_say_them(seconds, text):
     assert fmt_seconds(seconds) == text
 
 
+@pytest.mark.parametrize(
+    ("low", "high", "text"),
+    [(0.93, 1.46, "0.9–1.5"), (120.4, 169.6, "120–170"), (1200, 1800, "1,200–1,800"),
+     (None, 5.0, "—"), (0.0, 5.0, "—")],
+)  # fmt: skip
+def test_a_band_keeps_a_decimal_where_its_ends_are_small(low, high, text):
+    from advisor.core.infra.units import fmt_band
+
+    assert fmt_band(low, high) == text
+    assert fmt_band(0.93, 1.46, "-") == "0.9-1.5"
+
+
 def test_prefill_bytes_follow_the_cache_type_and_micro_batch():
     from advisor.core.model.facts import facts_from_shape
     from advisor.core.model.shapes import get_shape

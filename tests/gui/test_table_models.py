@@ -99,3 +99,22 @@ def test_only_what_fits_hides_unfit_devices_but_not_this_machine(qapp):
     assert proxy.rowCount() == 1 + sum(p.fits != "no" for p in rows[1:])
     proxy.set_hide_unfit(False)
     assert proxy.rowCount() == len(rows)
+
+
+def test_the_likely_range_is_of_the_speed_beside_it_with_many_users(qapp):
+    """'Decode t/s' shows each user's speed; its range must be that speed's, not one stream's."""
+    cat = load_catalogue()
+    facts = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")
+    p = project(facts, Target(cat.resolve("RTX 4090")), get_workload("many-users"),
+                host=Host(32 * GiB, 60e9))  # fmt: skip
+    assert p.per_user_tps < 0.5 * p.decode_tps  # 32 users share the card
+    model = ProjectionTableModel()
+    model.set_projections([p], {}, None)
+    shown = model.index(0, ProjectionTableModel.DECODE).data(DISPLAY)
+    low, high = (
+        float(x) for x in model.index(0, ProjectionTableModel.BAND).data(DISPLAY).split("–")
+    )
+    assert low <= float(shown) <= high
+    assert (low, high) == pytest.approx(
+        (p.decode_tps_low * p.per_user_tps / p.decode_tps,
+         p.decode_tps_high * p.per_user_tps / p.decode_tps), abs=0.51)  # fmt: skip

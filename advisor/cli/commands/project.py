@@ -12,7 +12,7 @@ from advisor.cli.output import Output, format_table
 from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import app_paths
-from advisor.core.infra.units import fmt_seconds
+from advisor.core.infra.units import fmt_band, fmt_seconds
 from advisor.core.infra.validate import number, whole_number
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.projection import Projection, Target, unsupported_sentence
@@ -168,34 +168,30 @@ def text(
     rows = []
     unsupported = [p for p in projections if p.basis == "unsupported"]
     projections = [p for p in projections if p.basis != "unsupported"]
+    many = workload.concurrency > 1  # then each user's speed and all users' together
     for p in projections:
-        if p.beyond_context:
-            rows.append([p.device, p.backend, p.fits, "beyond context", "-", "-", "-", "-",
-                         p.basis])  # fmt: skip
+        if p.beyond_context or p.fits == "no":
+            decode = "beyond context" if p.beyond_context else "-"
+            basis = p.basis if p.beyond_context else "-"
+            rows.append([p.device, p.backend, p.fits, decode] + ["-"] * (3 + 2 * many) + [basis])
             continue
-        if p.fits == "no":
-            rows.append([p.device, p.backend, "no", "-", "-", "-", "-", "-", "-"])
-            continue
-        band = f"{p.decode_tps_low:.0f}-{p.decode_tps_high:.0f}" if p.decode_tps_low else ""
-        per_user = f"{p.per_user_tps:.1f}" if workload.concurrency > 1 and p.per_user_tps else ""
-        rows.append(
-            [
-                p.device,
-                p.backend,
-                p.fits,
-                f"{p.decode_tps:.1f}" if p.decode_tps else "n/a",
-                band,
-                per_user,
-                f"{p.prefill_tps:,.0f}" if p.prefill_tps else "n/a",
-                fmt_seconds(p.ttft_s),
-                p.basis,
+        band = fmt_band(p.decode_tps_low, p.decode_tps_high, "-") if p.decode_tps_low else ""
+        row = [p.device, p.backend, p.fits, f"{p.decode_tps:.1f}" if p.decode_tps else "n/a", band]
+        if many:
+            row += [
+                f"{p.per_user_tps:.1f}" if p.per_user_tps else "n/a",
+                f"{p.aggregate_tps:,.0f}" if p.aggregate_tps else "n/a",
             ]
-        )
-    headers = [
-        "device", "backend", "fits", "decode t/s", "band", "per user", "prefill t/s",
-        "first token", "basis",
-    ]  # fmt: skip
-    lines.append(format_table(headers, rows, right=(3, 4, 5, 6, 7)))
+        row += [
+            f"{p.prefill_tps:,.0f}" if p.prefill_tps else "n/a",
+            fmt_seconds(p.ttft_s),
+            p.basis,
+        ]
+        rows.append(row)
+    headers = ["device", "backend", "fits", "decode t/s", "band"]
+    headers += [f"each of {workload.concurrency}", "all users"] if many else []
+    headers += ["prefill t/s", "first token", "basis"]
+    lines.append(format_table(headers, rows, right=tuple(range(3, len(headers) - 1))))
     if unsupported:
         lines.append(
             f"{len(unsupported)} devices do not run the {unsupported[0].backend} backend "

@@ -48,6 +48,14 @@ def fmt_tps(tokens_per_s: float | None) -> str:
     return f"{tokens_per_s:.2f} t/s"
 
 
+def fmt_band(low: float | None, high: float | None, dash: str = "–") -> str:
+    """A range of speeds, with a decimal where the ends are small: "0.9–1.5", "120–170"."""
+    if not low or not high:
+        return "—"
+    digits = 1 if high < 10 else 0
+    return f"{low:,.{digits}f}{dash}{high:,.{digits}f}"
+
+
 def fmt_seconds(seconds: float | None) -> str:
     """Format a duration: ms below a second, s below two minutes, then min or h."""
     if seconds is None:

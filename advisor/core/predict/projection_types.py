@@ -60,6 +60,15 @@ class Projection:
     published: dict[str, Any] | None = None  # the nearest shipped published figure
     notes: tuple[str, ...] = ()
 
+    def per_user_band(self) -> tuple[float, float] | None:
+        """The band of each user's decode speed: the decode band (one stream's) carried to
+        `per_user_tps`, which is lower when several users share the device."""
+        if not (self.per_user_tps and self.decode_tps and self.decode_tps_low
+                and self.decode_tps_high):  # fmt: skip
+            return None
+        scale = self.per_user_tps / self.decode_tps
+        return self.decode_tps_low * scale, self.decode_tps_high * scale
+
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["notes"] = list(self.notes)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.core.infra.errors import InputError
-from advisor.core.infra.units import fmt_seconds
+from advisor.core.infra.units import fmt_band, fmt_seconds
 from advisor.core.infra.validate import number
 from advisor.gui.qt import QtCore
 from advisor.gui.table_models import BASIS_WORDS, FIT_COLOURS, _Table
@@ -78,11 +78,9 @@ class CandidateTableModel(_Table):
     def tooltip(self, c: Candidate, col: int) -> str | None:
         p = c.projection
         lines = []
-        if col == self.DECODE and p.decode_tps_low:
-            lines.append(
-                f"Likely {p.decode_tps_low:,.1f}–{p.decode_tps_high:,.1f} tokens/s "
-                f"({p.decode_basis or p.basis})."
-            )
+        band = p.per_user_band()
+        if col == self.DECODE and band:
+            lines.append(f"Likely {fmt_band(*band)} tokens/s ({p.decode_basis or p.basis}).")
         if col == self.PRICE and c.price is not None:
             lines.append(f"{c.price.label}. Double-click to set your own price.")
         if col == self.POWER and c.energy is not None:
