@@ -138,6 +138,11 @@ def _people(n: int, word: str = "users") -> str:
     return f"{n} {'person' if word == 'people' else 'user'}" if n == 1 else f"{n} {word}"
 
 
+def _users_do(n: int, plural: str, singular: str) -> str:
+    """'2 users get', '1 user gets': the users and a verb that agrees with them."""
+    return f"{_people(n)} {singular if n == 1 else plural}"
+
+
 def _layout(o: Option) -> str:
     if o.split == 1:
         return (
@@ -188,7 +193,7 @@ def _evaluate(
     if rho >= SATURATED:
         return Option(
             **base, decode_per_user_tps=round(per_user, 2), prompt_busy_share=round(rho, 3),
-            why=f"{_people(users)} send prompts faster than one copy reads them "
+            why=f"{_users_do(users, 'send', 'sends')} prompts faster than one copy reads them "
             f"({rho:.0%} of its time)",
         )  # fmt: skip
     ttft = read_95 + rho * read_mean / (2 * (1 - rho))
@@ -196,7 +201,8 @@ def _evaluate(
     misses = []
     if per_user < target.min_decode_tps:
         misses.append(
-            f"{_people(users)} get {per_user:.1f} tokens/s each, below {target.min_decode_tps:g}"
+            f"{_users_do(users, 'get', 'gets')} {per_user:.1f} tokens/s"
+            f"{' each' if users > 1 else ''}, below {target.min_decode_tps:g}"
         )
     if ttft > target.ttft_p95_s:
         misses.append(
@@ -206,7 +212,8 @@ def _evaluate(
     why = (
         "; ".join(misses)
         if misses
-        else f"{_people(users)} get {per_user:.1f} tokens/s each and the first token in "
+        else f"{_users_do(users, 'get', 'gets')} {per_user:.1f} tokens/s"
+        f"{' each' if users > 1 else ''} and the first token in "
         f"{fmt_seconds(ttft)} at the 95th percentile"
     )
     return Option(
@@ -259,7 +266,7 @@ def _answer(
         last = tried[-1].why if tried else "nothing could be projected"
         return (
             f"No setup of up to {max_cards} {device.name} cards serves {goal}: with "
-            f"{max_cards}, {last}."
+            f"{max_cards} cards, {last}."
         )
     fewer = [o for o in tried if o.cards < chosen.cards]
     because = ""

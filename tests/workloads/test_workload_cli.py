@@ -166,3 +166,12 @@ def test_a_preset_name_cannot_be_taken_and_delete_forgets(team, tmp_path):
     assert listed["workloads"] == []
     out = run("workload", "delete", "team", home=home)
     assert out.returncode == 2 and "no saved workload" in out.stderr
+
+
+def test_one_person_is_spoken_of_in_the_singular(tmp_path):
+    out = run("workload", "size", "chat", "--device", "RTX 3060 12GB", "--shape", "llama-3.1-70b",
+              home=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.splitlines()[0]
+    assert "serves 1 person at once" in first and "with 8 cards, 1 user gets " in first
+    assert "1 user get " not in first and "tokens/s each" not in first.split("with 8 cards")[1]
