@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from advisor.core.predict.bands import bands_from, moe_widening, shown_band
-from advisor.core.predict.observations import load_depth_pairs, load_observations
+from advisor.core.predict.observations import _unsteady, load_depth_pairs, load_observations
 from advisor.core.predict.speed_fit import data_fingerprint, fit_file, fit_speed_model
 from advisor.core.predict.speed_model import fit_decode, held_out
 
@@ -33,6 +33,28 @@ def test_every_shipped_row_is_used_or_skipped_with_a_reason():
     assert all(s.reason for s in skipped)
     assert {o.backend for o in obs} >= {"cuda", "metal", "rocm", "vulkan", "cpu"}
     assert load_depth_pairs()
+
+
+@pytest.mark.parametrize(
+    ("notes", "test", "value", "unsteady"),
+    [
+        ("Intel host; pp512 had +-9881 spread in source", "pp", 10802.35, True),
+        ("Intel host; pp512 had +-9881 spread in source", "tg", 762.37, False),
+        ("Vulkan row; tg std dev 18.81 (noisy).", "tg", 102.0, False),  # 18%: kept
+        ("tg128 ± 60 across runs", "tg", 100.0, True),
+        ("", "pp", 5000.0, False),
+    ],
+)
+def test_a_figure_whose_repetitions_spread_over_half_of_it_is_left_out(notes, test, value,
+                                                                       unsteady):  # fmt: skip
+    assert _unsteady(notes, test, value) is unsteady
+
+
+def test_the_cold_4090_tinyllama_prefill_is_left_out_and_its_decode_kept():
+    obs, _ = load_observations()
+    row = next(o for o in obs if o.device.id == "nvidia-geforce-rtx-4090"
+               and o.shape_id == "tinyllama-1.1b" and o.backend == "vulkan")  # fmt: skip
+    assert row.pp_tps is None and row.tg_tps == pytest.approx(762.37)
 
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -120,6 +120,19 @@ def _tokens(text: str, default: int) -> int:
     return int(match.group(1)) if match else default
 
 
+UNSTEADY_SPREAD = 0.5  # a figure whose repetitions spread over half of it measured no one speed
+
+
+def _unsteady(notes: str, test: str, value: float | None) -> bool:
+    """Does the row's note give this test a spread over half its value? llama-bench prints
+    the mean +- the standard deviation of its repetitions; a pp512 of 10,802 +- 9,881 (a run
+    whose first repetitions were cold) says little about the card's speed."""
+    if not value:
+        return False
+    found = re.search(rf"{test}\d*\s+(?:had\s+)?(?:\+-|±|std dev)\s*([\d.]+)", notes or "")
+    return bool(found) and float(found.group(1)) > UNSTEADY_SPREAD * value
+
+
 def _other_ubatch(notes: str) -> bool:
     """Was the prefill run with an n_ubatch other than llama-bench's default 512?"""
     for found in re.findall(r"(?:-ub|n_ubatch)\s*([\d,]+)", notes or ""):
@@ -213,6 +226,8 @@ def _observation(row: dict[str, str], catalogue: Catalogue, reference: bool) -> 
     tg, pp = _number(row.get("tg_tps", "")), _number(row.get("pp_tps", ""))
     if _other_ubatch(row.get("notes", "")):
         pp = None  # a larger ubatch prefills faster than llama-bench's default: not comparable
+    tg = None if _unsteady(row.get("notes", ""), "tg", tg) else tg
+    pp = None if _unsteady(row.get("notes", ""), "pp", pp) else pp
     if tg is None and pp is None:
         return "no speed"
     date = row.get("date") or (_reference_date(row["source_url"]) if reference else "")
