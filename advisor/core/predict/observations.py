@@ -130,7 +130,7 @@ def _unsteady(notes: str, test: str, value: float | None) -> bool:
     if not value:
         return False
     found = re.search(rf"{test}\d*\s+(?:had\s+)?(?:\+-|±|std dev)\s*([\d.]+)", notes or "")
-    return bool(found) and float(found.group(1)) > UNSTEADY_SPREAD * value
+    return found is not None and float(found.group(1)) > UNSTEADY_SPREAD * value
 
 
 def _other_ubatch(notes: str) -> bool:
