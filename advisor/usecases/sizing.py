@@ -143,10 +143,16 @@ def _users_do(n: int, plural: str, singular: str) -> str:
     return f"{_people(n)} {singular if n == 1 else plural}"
 
 
-def _layout(o: Option) -> str:
+def _unit(device: Device) -> str:
+    """What is counted: graphics cards, or whole machines for a chip that holds the system's
+    memory (llama.cpp splits a model over the cards in one computer, not over computers)."""
+    return "card" if device.is_card else "machine"
+
+
+def _layout(o: Option, unit: str = "card") -> str:
     if o.split == 1:
         return (
-            f"{o.cards} card"
+            f"{o.cards} {unit}"
             + ("s" if o.cards > 1 else "")
             + (
                 f" ({o.copies} copies of the model, {o.users_per_copy} users each)"
@@ -238,7 +244,7 @@ def size_for(
     tried: list[Option] = []
     chosen: Option | None = None
     for cards in range(1, max_cards + 1):
-        for split in SPLITS:
+        for split in SPLITS if device.is_card else (1,):
             if split > cards or cards % split:
                 continue
             option = _evaluate(facts, device, load, target, host, reference, cards // split, split)
@@ -265,30 +271,30 @@ def _answer(
     if chosen is None:
         last = tried[-1].why if tried else "nothing could be projected"
         return (
-            f"No setup of up to {max_cards} {device.name} cards serves {goal}: with "
-            f"{max_cards} cards, {last}."
+            f"No setup of up to {max_cards} {device.name} {_unit(device)}s serves {goal}: "
+            f"with {max_cards} {_unit(device)}s, {last}."
         )
     fewer = [o for o in tried if o.cards < chosen.cards]
     because = ""
     if fewer:
         best_fewer = fewer[-1]
-        because = f" With {_layout(best_fewer)}, {best_fewer.why}."
+        because = f" With {_layout(best_fewer, _unit(device))}, {best_fewer.why}."
     caveat = ""
     if not chosen.meets_at_low_end:
         caveat = (
             f" At the low end of the prediction's band ({chosen.decode_per_user_low_tps:.1f} "
-            "tokens/s each) it would fall short: allow one more card to be safe."
+            f"tokens/s each) it would fall short: allow one more {_unit(device)} to be safe."
         )
     verb = "serves" if chosen.cards == 1 else "serve"
     return (
-        f"{_layout(chosen).capitalize()} of {device.name} {verb} {goal}: "
+        f"{_layout(chosen, _unit(device)).capitalize()} of {device.name} {verb} {goal}: "
         f"{chosen.why} (basis: {chosen.basis}).{because}{caveat}"
     )
 
 
 @dataclass(frozen=True)
 class Server:
-    """A catalogued device that serves the load with one or two cards."""
+    """A catalogued device that serves the load with one or two cards (or machines)."""
 
     device: str
     device_id: str
@@ -297,6 +303,11 @@ class Server:
     ttft_p95_s: float
     basis: str
     price_usd: float | None
+    unit: str = "card"  # "machine" for a chip with the system's memory (see _unit)
+
+    @property
+    def how_many(self) -> str:
+        return f"{self.cards} {self.unit}{'s' if self.cards > 1 else ''}"
 
 
 def devices_that_serve(
@@ -329,6 +340,7 @@ def devices_that_serve(
                 s.chosen.ttft_p95_s or 0.0,
                 s.chosen.basis,
                 price,
+                _unit(device),
             )
         )
     out.sort(key=lambda v: (v.cards, v.price_usd is None, v.price_usd or 0.0, v.device))

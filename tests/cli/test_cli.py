@@ -197,3 +197,13 @@ def test_a_small_speed_keeps_its_decimal_in_the_band(tmp_path):
     band = next(c for c in row.split() if "-" in c and c[0].isdigit())
     low, high = (float(x) for x in band.split("-"))
     assert low < high < 10 and "." in band
+
+
+def test_two_of_a_chip_that_is_not_a_card_is_refused_in_one_line(tmp_path):
+    for name in ("2x M4 Max (40-core GPU)", "2x Ryzen AI Max+ 395", "3x Ryzen 9 7950X"):
+        out = run("project", "--shape", "llama-3.1-8b", "--to", name, home=tmp_path)
+        assert out.returncode == 2, (name, out.stdout)
+        line = out.stderr.strip()
+        assert "\n" not in line and "is not a graphics card" in line, line
+    assert run("project", "--shape", "llama-3.1-8b", "--to", "2x RTX 3090",
+               home=tmp_path).returncode == 0  # fmt: skip

@@ -16,6 +16,7 @@ from advisor.core.predict.efficiency import RidgeFit
 from advisor.core.predict.feel import UNNOTICED_S
 from advisor.core.predict.memory_fit import DEDICATED_RESERVE_BYTES
 from advisor.core.predict.projection import HOP_OVERHEAD_S, Target, project
+from advisor.core.predict.projection_types import ProjectionError
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.speed_fit import default_model
 from advisor.core.predict.speed_model import DecodeFit, SpeedModel, usable_peak
@@ -382,6 +383,15 @@ def test_a_published_figure_beside_several_cards_says_it_is_one_cards(cat, nemo)
     assert any(n.startswith("published on one card: ") for n in two.notes)
     assert any(n.startswith("published: ") for n in one.notes)
     assert not any(n.startswith("published: ") for n in two.notes)
+
+
+def test_several_of_a_chip_with_the_systems_memory_cannot_be_projected(cat, nemo):
+    for name in ("Apple M4 Max (40-core GPU)", "Ryzen 9 7950X", "DGX Spark"):
+        device = cat.resolve(name)
+        assert not device.is_card
+        with pytest.raises(ProjectionError, match="not a graphics card"):
+            project(nemo, Target(device, count=2), get_workload("chat"), host=HOST)
+    assert cat.resolve("RTX 3090").is_card
 
 
 def test_verdict_says_which_side_cannot_run_the_model(cat):

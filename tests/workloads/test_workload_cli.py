@@ -175,3 +175,17 @@ def test_one_person_is_spoken_of_in_the_singular(tmp_path):
     first = out.stdout.splitlines()[0]
     assert "serves 1 person at once" in first and "with 8 cards, 1 user gets " in first
     assert "1 user get " not in first and "tokens/s each" not in first.split("with 8 cards")[1]
+
+
+def test_a_mac_is_counted_in_machines_each_with_its_own_copy(tmp_path):
+    out = run("workload", "size", "many-users", "--device", "M4 Max (40-core GPU)", "--shape",
+              "llama-3.1-70b", "--peak", "20", "--json", home=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    sizing = json.loads(out.stdout)["sizing"]
+    assert sizing["tried"] and all(o["split"] == 1 for o in sizing["tried"])  # never split
+    assert " machines" in sizing["answer"] and " card" not in sizing["answer"]
+    out = run("workload", "size", "many-users", "--device", "M4 Max (40-core GPU)", "--peak",
+              "20", "--json", home=tmp_path)  # fmt: skip
+    servers = json.loads(out.stdout)["devices_with_one_or_two_cards"]
+    units = {s["device_id"]: s["unit"] for s in servers}
+    assert units["apple-m4-max-40c"] == "machine" and units["nvidia-geforce-rtx-4090"] == "card"

@@ -213,11 +213,11 @@ def _size(args: argparse.Namespace) -> Output:
         if sizing is not None:
             out.append(sizing.answer)
             out.append("")
-        out.append(f"Devices that serve it with one or two cards ({len(servers)}):")
-        rows = [(s.device, s.cards, f"{s.decode_per_user_tps:.1f}", f"{s.ttft_p95_s:.2f}",
+        out.append(f"Devices that serve it with one or two cards or machines ({len(servers)}):")
+        rows = [(s.device, s.how_many, f"{s.decode_per_user_tps:.1f}", f"{s.ttft_p95_s:.2f}",
                  s.basis, f"${s.price_usd:,.0f}" if s.price_usd else "-")
                 for s in servers[:25]]  # fmt: skip
-        out.append(format_table(("device", "cards", "t/s each", "TTFT p95 s", "basis",
+        out.append(format_table(("device", "how many", "t/s each", "TTFT p95 s", "basis",
                                  "launch price"), rows, right=(1, 2, 3)))  # fmt: skip
         return "\n".join(out)
 

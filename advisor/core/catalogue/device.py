@@ -102,6 +102,12 @@ class Device:
         )
 
     @property
+    def is_card(self) -> bool:
+        """A graphics card: several go in one computer and llama.cpp splits a model's layers
+        over them. A chip with the system's memory (Apple, an APU, a CPU, a Jetson) is not."""
+        return not self.unified_memory
+
+    @property
     def peak_flops_per_s(self) -> float | None:
         """Dense FP16 tensor peak (FP32 accumulate) where it has matrix units, else FP32."""
         tflops = self.fp16_tensor_tflops or self.fp32_tflops

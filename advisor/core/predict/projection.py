@@ -34,7 +34,12 @@ from advisor.core.model.memory import memory_need
 from advisor.core.predict import ceilings
 from advisor.core.predict.bands import MOE_DEFAULT_WIDENING, moe_extra, widened
 from advisor.core.predict.memory_fit import Fit, fit_on, memory_option
-from advisor.core.predict.projection_types import Projection, Target
+from advisor.core.predict.projection_types import (
+    Projection,
+    ProjectionError,
+    Target,
+    several_of_a_chip_sentence,
+)
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.speed_fit import default_model
 from advisor.core.predict.speed_model import BASES, SpeedModel, usable_peak
@@ -221,6 +226,8 @@ def project(
     """Predict one target device's performance for a model and a workload."""
     model = model or default_model()
     device, count = target.device, max(1, target.count)
+    if count > 1 and not device.is_card:
+        raise ProjectionError(several_of_a_chip_sentence(device, count))
     backend = (target.backend or device.usual_backend).lower()
     notes: list[str] = []
     streams = max(1, workload.concurrency)

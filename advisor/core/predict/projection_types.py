@@ -14,6 +14,14 @@ class ProjectionError(InputError):
     """A projection that cannot be made (a backend the device does not run)."""
 
 
+def several_of_a_chip_sentence(device: Device, count: int) -> str:
+    return (
+        f"{count}x {device.name}: it is not a graphics card, and llama.cpp splits a model over "
+        "the cards in one computer, not over several computers; give one (e.g. '2x RTX 3090' "
+        "for cards)."
+    )
+
+
 @dataclass(frozen=True)
 class Target:
     device: Device

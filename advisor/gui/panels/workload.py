@@ -182,8 +182,8 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.servers = QtWidgets.QTableWidget(0, 5)
         self.servers.setHorizontalHeaderLabels(
             [
-                "Devices that do it with 1-2 cards",
-                "Cards",
+                "Devices that do it with 1-2 cards or machines",
+                "How many",
                 "Tokens/s each",
                 "First token (p95)",
                 "Basis",
@@ -327,7 +327,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.answer.setText(sizing.answer if sizing is not None else none)
         self.servers.setRowCount(len(servers))
         for row, s in enumerate(servers):
-            cells = (s.device, str(s.cards), f"{s.decode_per_user_tps:,.1f}",
+            cells = (s.device, s.how_many, f"{s.decode_per_user_tps:,.1f}",
                      fmt_seconds(s.ttft_p95_s), s.basis)  # fmt: skip
             for col, text in enumerate(cells):
                 item = QtWidgets.QTableWidgetItem(text)
