@@ -112,7 +112,10 @@ def _project_parser(j: argparse.ArgumentParser) -> None:
         "default: every catalogued device)",
     )
     j.add_argument("--backend", help="cpu, cuda, metal, rocm, vulkan or sycl (default: usual)")
-    j.add_argument("--memory-gb", help="the memory option of the targets")
+    j.add_argument(
+        "--memory-gb",
+        help="a memory size the targets come with (without --to: the devices that do)",
+    )
     wl = j.add_argument_group("the workload")
     wl.add_argument(
         "--workload", help="chat, summarise, long-chat, many-users, coding-agent, custom"

@@ -207,3 +207,23 @@ def test_two_of_a_chip_that_is_not_a_card_is_refused_in_one_line(tmp_path):
         assert "\n" not in line and "is not a graphics card" in line, line
     assert run("project", "--shape", "llama-3.1-8b", "--to", "2x RTX 3090",
                home=tmp_path).returncode == 0  # fmt: skip
+
+
+def test_a_memory_size_the_device_does_not_come_with_is_refused(tmp_path):
+    def project_(*args):
+        return run("project", "--shape", "llama-3.1-70b", *args, home=tmp_path)
+
+    out = project_("--to", "M4 Max (40-core GPU)", "--memory-gb", "100")
+    assert out.returncode == 2
+    assert out.stderr.strip() == ("advisor: Apple M4 Max (40-core GPU) comes with 48, 64 or 128 "
+                                  "GB; --memory-gb 100 is not one of them.")  # fmt: skip
+    assert project_("--to", "M4 Max (40-core GPU)", "--memory-gb", "64").returncode == 0
+    # a CPU takes whatever RAM is fitted, up to its largest
+    assert project_("--to", "Ryzen 9 7950X", "--memory-gb", "64").returncode == 0
+    out = project_("--to", "Ryzen 9 7950X", "--memory-gb", "256")
+    assert out.returncode == 2 and "takes up to 128 GB" in out.stderr
+    # the whole catalogue: the devices that come with that size
+    d = json.loads(project_("--memory-gb", "24", "--json").stdout)
+    names = {t["device"] for t in d["targets"]}
+    assert "GeForce RTX 4090" in names and "GeForce RTX 5090" not in names
+    assert all(t["memory_gb"] == 24 for t in d["targets"])

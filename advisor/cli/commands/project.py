@@ -15,6 +15,7 @@ from advisor.core.infra.paths import app_paths
 from advisor.core.infra.units import fmt_band, fmt_seconds
 from advisor.core.infra.validate import number, whole_number
 from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.memory_fit import memory_sentence, offers_memory
 from advisor.core.predict.projection import Projection, Target, unsupported_sentence
 from advisor.core.predict.projection_types import ProjectionError, several_of_a_chip_sentence
 from advisor.core.predict.reference import Reference
@@ -110,6 +111,14 @@ def run(args: argparse.Namespace) -> Output:
             if args.memory_gb is None
             else number("--memory-gb", args.memory_gb, 0.1, 4096, low_inclusive=True)
         )
+        if memory is not None and targets is not None:
+            for t in targets:
+                if not offers_memory(t.device, memory):
+                    raise InputError(memory_sentence(t.device, memory))
+        elif memory is not None:  # the whole catalogue: the devices that come with that size
+            targets = [Target(d) for d in catalogue if offers_memory(d, memory)]
+            if not targets:
+                raise InputError(f"No catalogued device comes with {memory:g} GB of memory.")
         targets = [
             replace(t, backend=(args.backend or "").lower() or None, memory_gb=memory)
             for t in (targets or [Target(d) for d in catalogue])

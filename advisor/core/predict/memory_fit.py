@@ -36,6 +36,26 @@ def usable_memory_bytes(device: Device, memory_gb: float) -> float:
     return total - DEDICATED_RESERVE_BYTES
 
 
+def offers_memory(device: Device, memory_gb: float) -> bool:
+    """Does the device come with this much memory? A card or a chip with soldered memory
+    comes in its listed sizes; a CPU takes whatever RAM is fitted, up to its largest."""
+    if device.is_cpu:
+        return memory_gb <= max(device.memory_sizes_gb) + 1e-9
+    return any(abs(memory_gb - option) < 1e-6 for option in device.memory_sizes_gb)
+
+
+def memory_sentence(device: Device, memory_gb: float) -> str:
+    """Why a memory size is refused for a device, in one sentence."""
+    if device.is_cpu:
+        return (
+            f"{device.name} takes up to {max(device.memory_sizes_gb):g} GB of RAM; "
+            f"--memory-gb {memory_gb:g} is more."
+        )
+    options = [f"{o:g}" for o in sorted(device.memory_sizes_gb)]
+    listed = options[0] if len(options) == 1 else ", ".join(options[:-1]) + f" or {options[-1]}"
+    return f"{device.name} comes with {listed} GB; --memory-gb {memory_gb:g} is not one of them."
+
+
 def memory_option(device: Device, need: float, count: int, chosen: float | None) -> float:
     """The memory option to project: the user's choice, else the smallest that fits, else the
     largest."""
