@@ -227,3 +227,12 @@ def test_a_memory_size_the_device_does_not_come_with_is_refused(tmp_path):
     names = {t["device"] for t in d["targets"]}
     assert "GeForce RTX 4090" in names and "GeForce RTX 5090" not in names
     assert all(t["memory_gb"] == 24 for t in d["targets"])
+
+
+def test_the_heading_names_a_synthetic_models_quantisation_once(tiny_model, tmp_path):
+    out = run("project", "--model", str(tiny_model), "--to", "RTX 4090", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    heading = out.stdout.splitlines()[0]
+    assert heading.count("Q4_0") == 1 and "random weights" in heading, heading
+    shape = run("project", "--shape", "llama-3.1-8b", "--to", "RTX 4090", home=tmp_path).stdout
+    assert shape.startswith("Llama 3.1 8B (Q4_K_M, 4.91 GB)")

@@ -166,8 +166,10 @@ def text(
     projections: list[Projection],
     verdicts: list[Verdict],
 ) -> str:
+    # a synthetic model's name already says its quantisation
+    quant = "" if facts.file_type in facts.name else f"{facts.file_type}, "
     lines = [
-        f"{facts.name} ({facts.file_type}, {facts.weights_bytes / 1e9:.2f} GB), workload "
+        f"{facts.name} ({quant}{facts.weights_bytes / 1e9:.2f} GB), workload "
         f"'{workload.label}': {workload.prompt_tokens:,} tokens in, {workload.answer_tokens:,} "
         f"out, {workload.history_tokens:,} of history, {workload.concurrency} at once"
     ]
