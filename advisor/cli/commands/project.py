@@ -17,7 +17,7 @@ from advisor.core.infra.validate import number, whole_number
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.memory_fit import memory_sentence, offers_memory
 from advisor.core.predict.projection import Projection, Target, unsupported_sentence
-from advisor.core.predict.projection_types import ProjectionError, several_of_a_chip_sentence
+from advisor.core.predict.projection_types import ProjectionError
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.verdict import Verdict
 from advisor.core.predict.workloads import Workload, custom_workload, get_workload
@@ -43,10 +43,7 @@ def parse_target(text: str, catalogue: Catalogue) -> Target:
     count, name = (int(m.group(1)), m.group(2)) if m else (1, text)
     if count < 1 or count > MAX_CARDS:
         raise InputError(f"'{text}': use 1 to {MAX_CARDS} cards (e.g. '2x RTX 3090').")
-    device = catalogue.resolve(name)
-    if count > 1 and not device.is_card:
-        raise InputError(several_of_a_chip_sentence(device, count))
-    return Target(device, count=count)
+    return Target(catalogue.resolve(name), count=count)  # project() refuses 2x of a chip
 
 
 def workload_from(args: argparse.Namespace) -> Workload:
