@@ -143,6 +143,16 @@ def _users_do(n: int, plural: str, singular: str) -> str:
     return f"{_people(n)} {singular if n == 1 else plural}"
 
 
+def _users_get(n: int, tps: float) -> str:
+    """'2 users get 5.0 tokens/s each', '1 user gets 5.0 tokens/s'."""
+    return f"{_users_do(n, 'get', 'gets')} {tps:.1f} tokens/s" + (" each" if n > 1 else "")
+
+
+def _count(n: int, unit: str) -> str:
+    """'1 card', '2 machines'."""
+    return f"{n} {unit}{'s' if n != 1 else ''}"
+
+
 def _unit(device: Device) -> str:
     """What is counted: graphics cards, or whole machines for a chip that holds the system's
     memory (llama.cpp splits a model over the cards in one computer, not over computers)."""
@@ -151,14 +161,10 @@ def _unit(device: Device) -> str:
 
 def _layout(o: Option, unit: str = "card") -> str:
     if o.split == 1:
-        return (
-            f"{o.cards} {unit}"
-            + ("s" if o.cards > 1 else "")
-            + (
-                f" ({o.copies} copies of the model, {o.users_per_copy} users each)"
-                if o.copies > 1
-                else ""
-            )
+        return _count(o.cards, unit) + (
+            f" ({o.copies} copies of the model, {o.users_per_copy} users each)"
+            if o.copies > 1
+            else ""
         )
     return f"{o.cards} cards ({o.copies} cop{'ies' if o.copies > 1 else 'y'} split over {o.split})"
 
@@ -206,10 +212,7 @@ def _evaluate(
     meets = per_user >= target.min_decode_tps and ttft <= target.ttft_p95_s
     misses = []
     if per_user < target.min_decode_tps:
-        misses.append(
-            f"{_users_do(users, 'get', 'gets')} {per_user:.1f} tokens/s"
-            f"{' each' if users > 1 else ''}, below {target.min_decode_tps:g}"
-        )
+        misses.append(f"{_users_get(users, per_user)}, below {target.min_decode_tps:g}")
     if ttft > target.ttft_p95_s:
         misses.append(
             f"the first token takes {fmt_seconds(ttft)} at the 95th percentile, over "
@@ -218,8 +221,7 @@ def _evaluate(
     why = (
         "; ".join(misses)
         if misses
-        else f"{_users_do(users, 'get', 'gets')} {per_user:.1f} tokens/s"
-        f"{' each' if users > 1 else ''} and the first token in "
+        else f"{_users_get(users, per_user)} and the first token in "
         f"{fmt_seconds(ttft)} at the 95th percentile"
     )
     return Option(
@@ -268,26 +270,27 @@ def _answer(
         f"{_people(load.peak_users, 'people')} at once, first token within {target.ttft_p95_s:g} s "
         f"(95th percentile) and at least {target.min_decode_tps:g} tokens/s each"
     )
+    unit = _unit(device)
     if chosen is None:
         last = tried[-1].why if tried else "nothing could be projected"
         return (
-            f"No setup of up to {max_cards} {device.name} {_unit(device)}s serves {goal}: "
-            f"with {max_cards} {_unit(device)}s, {last}."
+            f"No setup of up to {max_cards} {device.name} {unit}s serves {goal}: "
+            f"with {_count(max_cards, unit)}, {last}."
         )
     fewer = [o for o in tried if o.cards < chosen.cards]
     because = ""
     if fewer:
         best_fewer = fewer[-1]
-        because = f" With {_layout(best_fewer, _unit(device))}, {best_fewer.why}."
+        because = f" With {_layout(best_fewer, unit)}, {best_fewer.why}."
     caveat = ""
     if not chosen.meets_at_low_end:
         caveat = (
             f" At the low end of the prediction's band ({chosen.decode_per_user_low_tps:.1f} "
-            f"tokens/s each) it would fall short: allow one more {_unit(device)} to be safe."
+            f"tokens/s each) it would fall short: allow one more {unit} to be safe."
         )
     verb = "serves" if chosen.cards == 1 else "serve"
     return (
-        f"{_layout(chosen, _unit(device)).capitalize()} of {device.name} {verb} {goal}: "
+        f"{_layout(chosen, unit).capitalize()} of {device.name} {verb} {goal}: "
         f"{chosen.why} (basis: {chosen.basis}).{because}{caveat}"
     )
 
@@ -307,7 +310,7 @@ class Server:
 
     @property
     def how_many(self) -> str:
-        return f"{self.cards} {self.unit}{'s' if self.cards > 1 else ''}"
+        return _count(self.cards, self.unit)
 
 
 def devices_that_serve(

@@ -148,18 +148,15 @@ def _sentence(source: str, target: str, gains: list[WorkloadGain], focus: str) -
         )
     main = next((g for g in usable if g.workload == focus), usable[0])
     assert main.speedup is not None
-    speed = (
-        f"{main.speedup:.1f}x faster than"
-        if main.speedup >= 1.05
-        else "about as fast as"
-        if main.speedup > 0.95
-        else f"{1 / main.speedup:.1f}x slower than"
-    )
+    speed = _relative(main.speedup, "{:.1f}x faster than", "about as fast as",
+                      "{:.1f}x slower than")  # fmt: skip
     parts = [f'For "{main.label}" the {target} is {speed} the {source} ({_bound(main)})']
     other = [g for g in usable if g.bound_by != main.bound_by]
     if other:
         best = max(other, key=lambda g: g.speedup or 0)
-        parts.append(f'"{best.label}" is {_bound(best, short=True)} and {_change(best.speedup)}')
+        change = _relative(best.speedup or 1.0, "gains {:.1f}x", "runs about as fast",
+                           "runs {:.1f}x slower")  # fmt: skip
+        parts.append(f'"{best.label}" is {_bound(best, short=True)} and {change}')
     text = "; ".join(parts) + "."
     for reason, who in (("target", "It"), ("source", f"The {source}")):
         names = [f'"{g.label}"' for g in gains if g.missing == reason]
@@ -168,13 +165,15 @@ def _sentence(source: str, target: str, gains: list[WorkloadGain], focus: str) -
     return text
 
 
-def _change(speedup: float | None) -> str:
-    """What a speed-up does to a workload, in words: a ratio under 1 is a slow-down."""
-    if not speedup or speedup >= 1.05:
-        return f"gains {speedup or 0:.1f}x"
-    if speedup > 0.95:
-        return "runs about as fast"
-    return f"runs {1 / speedup:.1f}x slower"
+SAME_WITHIN = 0.05  # a speed-up within 5% either way reads "about as fast"
+
+
+def _relative(speedup: float, faster: str, same: str, slower: str) -> str:
+    """A speed-up in words: `faster` with the ratio, `same` within 5%, `slower` with its
+    inverse (2.6x slower, never 'gains 0.4x')."""
+    if speedup >= 1 + SAME_WITHIN:
+        return faster.format(speedup)
+    return same if speedup > 1 - SAME_WITHIN else slower.format(1 / speedup)
 
 
 def _bound(gain: WorkloadGain, short: bool = False) -> str:
