@@ -182,7 +182,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.servers = QtWidgets.QTableWidget(0, 5)
         self.servers.setHorizontalHeaderLabels(
             [
-                "Devices that do it with 1-2 cards or machines",
+                "Devices that serve it",
                 "How many",
                 "Tokens/s each",
                 "First token (p95)",
@@ -323,7 +323,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.services.size(load, self.device.text(), target, self._sized)
 
     def _sized(self, sizing: Sizing | None, servers: list[Server]) -> None:
-        none = "Give a card to count; the devices below serve it with 1-2 cards."
+        none = "Give a card to count; the devices below serve it with 1-2 cards or machines."
         self.answer.setText(sizing.answer if sizing is not None else none)
         self.servers.setRowCount(len(servers))
         for row, s in enumerate(servers):
