@@ -10,6 +10,7 @@ would show, and the median band width (high / low).
     python benchmarks/calibration_holdout.py --all      # old builds too
     python benchmarks/calibration_holdout.py --worst 20 # the rows it misses most
     python benchmarks/calibration_holdout.py --agreement # the model beside another source's figure
+    python benchmarks/calibration_holdout.py --search-prefill # choose prefill's per-layer cost
     python benchmarks/calibration_holdout.py --write    # refit and ship the result
 """
 
@@ -30,7 +31,7 @@ from advisor.core.predict import efficiency as E
 from advisor.core.predict.bands import bands_from, moe_widening, shown_band
 from advisor.core.predict.observations import load_observations
 from advisor.core.predict.speed_fit import fit_file, fit_speed_model, fit_to_json
-from advisor.core.predict.speed_model import HeldOut, fit_decode, held_out
+from advisor.core.predict.speed_model import HeldOut, fit_decode, held_out, search_prefill_layer
 
 
 def table(rows: list[HeldOut], bands: dict, widening: dict, group, title: str) -> None:
@@ -109,11 +110,21 @@ def main() -> int:
         help="compare the model with another source's figure for the same device and model",
     )
     ap.add_argument(
+        "--search-prefill",
+        action="store_true",
+        help="rerun the held-out search for prefill's per-layer cost (speed_model.PREFILL_LAYER_S)",
+    )
+    ap.add_argument(
         "--write", action="store_true", help="write resources/data/speed_model_fit.json"
     )
     args = ap.parse_args()
     started = time.perf_counter()
     obs, skipped = load_observations()
+    if args.search_prefill:
+        chosen = search_prefill_layer(obs)
+        print("prefill per-layer cost (ms per 512-token batch), held-out choice: "
+              + ", ".join(f"{b} {v * 1e3:g}" for b, v in chosen.items()))  # fmt: skip
+        return 0
     t_layer = fit_decode(obs).t_layer
     residuals = held_out(obs, t_layer)
     bands = bands_from(residuals)

@@ -19,7 +19,7 @@ from advisor.core.predict.projection import HOP_OVERHEAD_S, Target, project
 from advisor.core.predict.projection_types import ProjectionError
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.speed_fit import default_model
-from advisor.core.predict.speed_model import DecodeFit, SpeedModel, usable_peak
+from advisor.core.predict.speed_model import DecodeFit, PrefillFit, SpeedModel, usable_peak
 from advisor.core.predict.verdict import upgrade_verdict
 from advisor.core.predict.workloads import PRESETS, custom_workload, get_workload
 
@@ -31,7 +31,7 @@ def _model(eff=0.8, t_layer=0.0001, pp_eff=0.5, backend="cuda"):
     attention's arithmetic made free so decode is bytes and layers alone."""
     return SpeedModel(
         DecodeFit({backend: t_layer}, RidgeFit({f"b:{backend}": math.log(eff)})),
-        RidgeFit({f"b:{backend}": math.log(pp_eff)}),
+        PrefillFit({}, RidgeFit({f"b:{backend}": math.log(pp_eff)})),
         (),
         {("decode", "*", "spec-only"): (0.8, 1.1), ("prefill", "*", "spec-only"): (0.7, 1.2)},
         {"same": 0.0, "cross": 0.0},
@@ -75,6 +75,34 @@ def test_prefill_and_workload_arithmetic_by_hand(cat, nemo):
     assert p.ttft_s == pytest.approx(2000 / p.prefill_tps)
     assert p.request_s == pytest.approx(p.ttft_s + 100 / p.per_user_tps)
     assert p.wait_per_day_s == pytest.approx(10 * p.request_s)
+
+
+def test_prefill_pays_a_fixed_cost_per_layer_per_512_token_batch(cat, nemo):
+    tiny = facts_from_shape(get_shape("qwen2.5-0.5b"), "q4_0")
+    gpu = cat.resolve("RTX 4090")
+    w = custom_workload(512, 100)
+    layer_s = 0.5e-3
+    model = replace(_model(pp_eff=0.5), prefill_fit=PrefillFit(
+        {"cuda": layer_s}, RidgeFit({"b:cuda": math.log(0.5)})))  # fmt: skip
+    peak = usable_peak(gpu, "cuda", True)
+    for facts in (nemo, tiny):
+        p = project(facts, Target(gpu), w, host=HOST, model=model)
+        # 512 tokens: their FLOPs at half the peak, plus 0.5 ms for each layer; the rate is
+        # that of the pp512 batch (attention over 256 tokens), carried to the prompt's depth
+        batch_s = 512 * facts.prompt_flops_per_token(256) / (0.5 * peak)
+        rate = 512 * facts.prompt_flops_per_token(256) / (batch_s + layer_s * facts.n_layers)
+        assert p.prefill_tps == pytest.approx(rate / facts.prompt_flops_per_token(256))
+
+    # the fixed cost weighs most where each layer's matrices are small: at this hand-set half
+    # of the peak it leaves a 0.5B model on a 4090 under a tenth of its compute-bound rate
+    # (0.09) and a 12B one about two thirds (0.63)
+    def kept(facts):
+        without = project(facts, Target(gpu), w, host=HOST, model=_model(pp_eff=0.5))
+        return project(facts, Target(gpu), w, host=HOST, model=model).prefill_tps / (
+            without.prefill_tps
+        )
+
+    assert kept(tiny) < 0.15 and 0.5 < kept(nemo) < 0.8
 
 
 def test_batched_decode_shares_weights_and_pays_compute(cat, nemo):

@@ -82,11 +82,12 @@ def test_a_measured_ratio_carries_by_its_transfer_weight(cat, nemo, bare):
 def _two_backends(transfer):
     """The hand-set model with CUDA at 80% and Vulkan at 60% of the bandwidth."""
     from advisor.core.predict.efficiency import RidgeFit
-    from advisor.core.predict.speed_model import DecodeFit, SpeedModel
+    from advisor.core.predict.speed_model import DecodeFit, PrefillFit, SpeedModel
 
     ridge = RidgeFit({"b:cuda": math.log(0.8), "b:vulkan": math.log(0.6)})
+    prefill = PrefillFit({}, RidgeFit({"b:cuda": math.log(0.5)}))
     return SpeedModel(
-        DecodeFit({"cuda": 1e-4, "vulkan": 1e-4}, ridge), RidgeFit({"b:cuda": math.log(0.5)}), (),
+        DecodeFit({"cuda": 1e-4, "vulkan": 1e-4}, ridge), prefill, (),
         {("decode", "*", "spec-only"): (0.8, 1.1), ("prefill", "*", "spec-only"): (0.7, 1.2)},
         transfer, {"cuda": 1e12, "vulkan": 1e12}, {"cuda": 0.25, "vulkan": 0.25},
     )  # fmt: skip

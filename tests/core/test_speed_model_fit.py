@@ -14,7 +14,12 @@ import pytest
 from advisor.core.predict.bands import bands_from, moe_widening, shown_band
 from advisor.core.predict.observations import _unsteady, load_depth_pairs, load_observations
 from advisor.core.predict.speed_fit import data_fingerprint, fit_file, fit_speed_model
-from advisor.core.predict.speed_model import fit_decode, held_out
+from advisor.core.predict.speed_model import (
+    PREFILL_LAYER_S,
+    fit_decode,
+    held_out,
+    search_prefill_layer,
+)
 
 
 def test_the_shipped_fit_is_for_the_shipped_data():
@@ -117,9 +122,17 @@ def test_held_out_errors_and_a_refit_reproduce_the_shipped_fit():
         (saved["moe_widening"], saved["moe_widening_prefill"])
     )
     assert model.decode_fit.ridge.coef == pytest.approx(saved["decode_coef"])
-    assert model.prefill_fit.coef == pytest.approx(saved["prefill_coef"])
+    assert model.prefill_fit.ridge.coef == pytest.approx(saved["prefill_coef"])
+    assert model.prefill_fit.layer_s == pytest.approx(saved["prefill_layer_s"])
     for key, band in model.bands.items():
         assert band == pytest.approx(shipped[key], rel=1e-6)
+
+
+@pytest.mark.slow
+def test_prefills_per_layer_cost_is_the_held_out_searchs_choice():
+    # the constants the fit uses are what the search picks on the shipped data (about 2 min)
+    obs, _ = load_observations()
+    assert search_prefill_layer(obs) == pytest.approx(PREFILL_LAYER_S)
 
 
 def test_predictions_are_for_the_newest_results_in_the_data_not_beyond():

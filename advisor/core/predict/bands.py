@@ -50,10 +50,11 @@ def _counted(h: HeldOut) -> bool:
 
 def bands_from(residuals: Iterable[HeldOut]) -> Bands:
     """(kind, backend, basis) -> (low, high) multipliers holding 86% of the held-out errors
-    of dense models on current builds. A backend with too few rows of a basis borrows, first,
-    its own `modelled` errors (a `published` figure is no worse than a modelled one on the
-    same backend: CPU prefill scatters far wider than the other backends' pool), else the
-    pooled errors of that basis; `spec-only` is the pooled `modelled` spread, wider."""
+    of dense models on current builds. A backend with too few rows of a basis adds, first,
+    its own `modelled` errors to them (a `published` figure is no better known than a modelled
+    one on the same backend: CPU prefill scatters far wider than the other backends' pool),
+    else takes the pooled errors of that basis; `spec-only` is the pooled `modelled` spread,
+    wider."""
     groups: dict[tuple[str, str, str], list[float]] = {}
     for h in residuals:
         if not _counted(h) or h.obs.moe:
@@ -62,8 +63,9 @@ def bands_from(residuals: Iterable[HeldOut]) -> Bands:
         groups.setdefault((h.kind, "*", h.basis), []).append(h.log_error)
     bands: Bands = {}
     for (kind, backend, basis), errors in groups.items():
-        if len(errors) < MIN_BAND_ROWS:
-            own = groups.get((kind, backend, "modelled"), [])
+        if len(errors) < MIN_BAND_ROWS and backend != "*":
+            own = errors + (groups.get((kind, backend, "modelled"), []) if basis != "modelled"
+                            else [])  # fmt: skip
             errors = own if len(own) >= MIN_BAND_ROWS else groups.get((kind, "*", basis), errors)
         bands[(kind, backend, basis)] = coverage_band(errors)
     for kind in ("decode", "prefill"):

@@ -33,6 +33,7 @@ from advisor.core.predict.observations import (
 from advisor.core.predict.speed_model import (
     SMALL_BATCH_MAX,
     DecodeFit,
+    PrefillFit,
     SpeedModel,
     fit_decode,
     fit_prefill,
@@ -164,7 +165,8 @@ def fit_to_json(model: SpeedModel) -> dict[str, Any]:
         "moe_widening_prefill": model.moe_widening_prefill,
         # the fitted shares themselves: the app reads them instead of refitting
         "decode_coef": model.decode_fit.ridge.coef,
-        "prefill_coef": model.prefill_fit.coef,
+        "prefill_layer_s": model.prefill_fit.layer_s,
+        "prefill_coef": model.prefill_fit.ridge.coef,
     }
 
 
@@ -175,7 +177,10 @@ def model_from_fit(obs: Sequence[Observation], saved: dict[str, Any]) -> SpeedMo
     )
     return SpeedModel(
         decode,
-        E.RidgeFit({k: float(v) for k, v in saved["prefill_coef"].items()}),
+        PrefillFit(
+            {k: float(v) for k, v in saved["prefill_layer_s"].items()},
+            E.RidgeFit({k: float(v) for k, v in saved["prefill_coef"].items()}),
+        ),
         tuple(obs),
         {(k, b, basis): (lo, hi) for k, b, basis, lo, hi in saved["bands"]},
         dict(saved["transfer"]),

@@ -6,9 +6,11 @@ cost per layer per token (kernel launches and synchronisation), per backend:
     1 / tokens_per_s = bytes_per_token / (bandwidth x share) + t_layer x n_layers
 
 Prefill reaches a share of the usable compute (the catalogue's backend-path table: the
-precision llama.cpp's kernels really run in for that device, backend and weights):
+precision llama.cpp's kernels really run in for that device, backend and weights), plus a fixed
+cost per layer per 512-token batch (the launches and small operations between the matrices,
+which no device speed hides: what keeps a 0.5B model on a big GPU from a compute-bound rate):
 
-    tokens_per_s = share x usable_flops / flops_per_token
+    512 / tokens_per_s = 512 x flops_per_token / (usable_flops x share) + t_batch x n_layers
 
 Both shares come from a hierarchical model (efficiency.py): a device with published results
 has its own term, shrunk toward its class, shrunk toward its backend; rows carry their build
@@ -49,6 +51,14 @@ PREFILL_PENALTIES = {
     **E.DEFAULT_PENALTIES, "class": 2.0, "device": 1.0, "quant": 2.0, "cov": 4.0, "year": 4.0,
 }  # fmt: skip
 T_LAYER_GRID_US = (0, 10, 20, 40, 60, 80, 100, 130, 170, 220, 300)
+PREFILL_BATCH = 512  # llama-bench's pp512, one llama.cpp micro-batch
+# seconds per layer per 512-token batch, per backend, chosen by held-out prefill error over
+# PREFILL_LAYER_GRID_MS (benchmarks/calibration_holdout.py --search-prefill reruns it); the
+# grid stops at 1 ms, several times what a layer's kernel launches cost, so that the term
+# stays a fixed cost and does not stand in for a model-size effect (the CPU backend launches
+# no kernels: none there)
+PREFILL_LAYER_S = {"cuda": 0.5e-3, "metal": 0.0, "rocm": 1.0e-3, "vulkan": 0.3e-3}
+PREFILL_LAYER_GRID_MS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.7, "low": 0.4}
 # the share a backend without any data is assumed to reach (the pooled backends' median)
 CROSS_BACKEND_CAP = 0.13  # a measurement on another backend moves a prediction at most r^0.13
@@ -120,11 +130,12 @@ def _decode_row(o: Observation, t_layer: float) -> E.Row | None:
     return E.Row(key, math.log(share), o.source_url, weight)
 
 
-def _prefill_row(o: Observation) -> E.Row | None:
+def _prefill_row(o: Observation, layer_s: float) -> E.Row | None:
     peak = usable_peak(o.device, o.backend, o.facts.is_quantized)
     if not o.pp_tps or not peak:
         return None
-    share = o.pp_tps * o.prefill_flops_per_token / peak
+    seconds = 1.0 / o.pp_tps - layer_s * o.facts.n_layers / PREFILL_BATCH
+    share = o.prefill_flops_per_token / (peak * max(seconds, 0.3 / o.pp_tps))
     covariates = _prefill_covariates(o.device, o.backend, o.facts, o.date)
     key = E.Key(o.device, o.backend, o.quant_kind, o.moe, o.era, covariates, o.source_url)
     return E.Row(key, math.log(share), o.source_url, _weight(o))
@@ -174,12 +185,34 @@ def _search_t_layer(obs: Sequence[Observation], penalties: dict[str, float]) -> 
     return t_layer
 
 
+@dataclass(frozen=True)
+class PrefillFit:
+    layer_s: dict[str, float]  # seconds per layer per 512-token batch, per backend
+    ridge: E.RidgeFit
+
+    def rate(self, device: Device, backend: str, facts: ModelFacts) -> float | None:
+        """FLOP/s a 512-token prompt batch reaches, the per-layer cost included (None
+        without a peak)."""
+        peak = usable_peak(device, backend, facts.is_quantized)
+        if not peak:
+            return None
+        key = E.Key(device, backend, E.quant_kind(facts.file_type), facts.is_moe, "current",
+                    _prefill_covariates(device, backend, facts, PREDICT_AT))  # fmt: skip
+        compute = min(1.0, math.exp(self.ridge.log_share(key))) * peak
+        flops = max(facts.prompt_flops_per_token(PREFILL_BATCH // 2), 1.0)
+        fixed = self.layer_s.get(backend, 0.0) * facts.n_layers / PREFILL_BATCH
+        return flops / (flops / compute + fixed)
+
+
 def fit_prefill(
-    obs: Sequence[Observation], penalties: dict[str, float] = PREFILL_PENALTIES
-) -> E.RidgeFit:
-    rows = [r for o in obs if (r := _prefill_row(o))]
-    return E.fit_ridge([r.key for r in rows], [r.y for r in rows], penalties,
-                       [r.weight for r in rows])  # fmt: skip
+    obs: Sequence[Observation],
+    penalties: dict[str, float] = PREFILL_PENALTIES,
+    layer_s: dict[str, float] | None = None,
+) -> PrefillFit:
+    layer_s = PREFILL_LAYER_S if layer_s is None else layer_s
+    rows = [r for o in obs if (r := _prefill_row(o, layer_s.get(o.backend, 0.0)))]
+    return PrefillFit(dict(layer_s), E.fit_ridge([r.key for r in rows], [r.y for r in rows],
+                                                 penalties, [r.weight for r in rows]))  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------------
@@ -202,10 +235,16 @@ class HeldOut:
         return math.log((measured or math.nan) / self.predicted)
 
 
-def held_out(obs: Sequence[Observation], t_layer: dict[str, float] | None = None) -> list[HeldOut]:
+def held_out(
+    obs: Sequence[Observation],
+    t_layer: dict[str, float] | None = None,
+    prefill_layer_s: dict[str, float] | None = None,
+    kinds: tuple[str, ...] = ("decode", "prefill"),
+) -> list[HeldOut]:
     """Every row predicted by a fit that never saw it: each device left out in turn
     (`modelled`), and each source of a device with several sources left out (`published`)."""
-    t_layer = t_layer if t_layer is not None else fit_decode(obs).t_layer
+    if "decode" in kinds and t_layer is None:
+        t_layer = fit_decode(obs).t_layer
     out: list[HeldOut] = []
     groups: dict[str, Callable[[Observation], str]] = {
         "modelled": lambda o: o.device.id,
@@ -220,25 +259,38 @@ def held_out(obs: Sequence[Observation], t_layer: dict[str, float] | None = None
                 test = [o for o in test if (o.device.id, o.backend) in kept]
             if not test:
                 continue
-            decode = fit_decode(train, t_layer=t_layer)
-            prefill = fit_prefill(train)
-            for o in test:
-                if o.tg_tps:
-                    out.append(HeldOut(o, "decode", decode.tps(o), basis))
-                pp = _prefill_tps(prefill, o)
-                if o.pp_tps and pp:
-                    out.append(HeldOut(o, "prefill", pp, basis))
+            if "decode" in kinds:
+                decode = fit_decode(train, t_layer=t_layer)
+                out += [HeldOut(o, "decode", decode.tps(o), basis) for o in test if o.tg_tps]
+            if "prefill" in kinds:
+                prefill = fit_prefill(train, layer_s=prefill_layer_s)
+                for o in test:
+                    pp = _prefill_tps(prefill, o)
+                    if o.pp_tps and pp:
+                        out.append(HeldOut(o, "prefill", pp, basis))
     return out
 
 
-def _prefill_tps(ridge: E.RidgeFit, o: Observation) -> float | None:
-    peak = usable_peak(o.device, o.backend, o.facts.is_quantized)
-    if not peak:
-        return None
-    key = E.Key(o.device, o.backend, o.quant_kind, o.moe, "current",
-                _prefill_covariates(o.device, o.backend, o.facts, PREDICT_AT))  # fmt: skip
-    share = min(1.0, math.exp(ridge.log_share(key)))
-    return share * peak / o.prefill_flops_per_token
+def search_prefill_layer(obs: Sequence[Observation]) -> dict[str, float]:
+    """The per-layer prefill cost per backend with the smallest held-out error (mean absolute
+    log error, current builds), one backend at a time over PREFILL_LAYER_GRID_MS."""
+    layer_s = {b: 0.0 for b in sorted({o.backend for o in obs if o.backend != "cpu"})}
+
+    def score(trial: dict[str, float], backend: str) -> float:
+        rows = held_out(obs, prefill_layer_s=trial, kinds=("prefill",))
+        errors = [abs(h.log_error) for h in rows
+                  if h.obs.backend == backend and h.obs.era != "old"]  # fmt: skip
+        return float(np.mean(errors)) if errors else math.inf
+
+    for b in layer_s:
+        scores = {ms: score({**layer_s, b: ms * 1e-3}, b) for ms in PREFILL_LAYER_GRID_MS}
+        layer_s[b] = min(scores, key=lambda ms: scores[ms]) * 1e-3
+    return layer_s
+
+
+def _prefill_tps(fit: PrefillFit, o: Observation) -> float | None:
+    rate = fit.rate(o.device, o.backend, o.facts)
+    return rate / o.prefill_flops_per_token if rate else None
 
 
 def transfer_weights(residuals: Iterable[HeldOut]) -> dict[str, float]:
@@ -279,7 +331,7 @@ class DecodeParams:
 @dataclass(frozen=True, eq=False)
 class SpeedModel:
     decode_fit: DecodeFit
-    prefill_fit: E.RidgeFit
+    prefill_fit: PrefillFit
     observations: tuple[Observation, ...]
     bands: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
     transfer: dict[str, float] = field(default_factory=dict)
@@ -328,12 +380,7 @@ class SpeedModel:
 
     def prefill_rate(self, device: Device, backend: str, facts: ModelFacts) -> float | None:
         """FLOP/s prefill reaches on this device (a 512-token batch), None without a peak."""
-        peak = usable_peak(device, backend, facts.is_quantized)
-        if not peak:
-            return None
-        key = E.Key(device, backend, E.quant_kind(facts.file_type), facts.is_moe, "current",
-                    _prefill_covariates(device, backend, facts, PREDICT_AT))  # fmt: skip
-        return min(1.0, math.exp(self.prefill_fit.log_share(key))) * peak
+        return self.prefill_fit.rate(device, backend, facts)
 
     def published(self, device: Device, backend: str, facts: ModelFacts) -> Published | None:
         """The shipped published figure nearest this model on this device and backend: the
