@@ -227,6 +227,12 @@ class ProjectionTableModel(_Table):
                 f"Bandwidth ceiling {p.decode_ceiling_tps:,.0f} t/s at "
                 f"{p.bandwidth_bytes_per_s / GB:,.0f} GB/s",
             )
+        if col == self.PREFILL and p.prefill_tps_low and p.prefill_tps_high:
+            ceiling = (f"; compute ceiling {p.prefill_ceiling_tps:,.0f} t/s"
+                       if p.prefill_ceiling_tps else "")  # fmt: skip
+            lines.insert(
+                0, f"Likely range {fmt_band(p.prefill_tps_low, p.prefill_tps_high)} t/s{ceiling}"
+            )
         if col == self.BASIS:
             lines.insert(
                 0,

@@ -189,6 +189,18 @@ def test_many_users_show_each_users_speed_and_all_users_together(tmp_path):
     assert "all users" not in one
 
 
+def test_the_prefill_figure_has_its_band_beside_it(tmp_path):
+    args = ("project", "--shape", "llama-3.1-8b", "--to", "RTX 4090")
+    d = json.loads(run(*args, "--json", home=tmp_path).stdout)["targets"][0]
+    out = run(*args, home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    header, _, row = out.stdout.splitlines()[1:4]
+    assert header.split()[-5:] == ["t/s", "band", "first", "token", "basis"]
+    band = f"{d['prefill_tps_low']:,.0f}-{d['prefill_tps_high']:,.0f}"
+    assert f"{d['prefill_tps']:,.0f}" in row.split() and band in row.split()
+    assert d["prefill_tps_low"] < d["prefill_tps"] < d["prefill_tps_high"]
+
+
 def test_a_small_speed_keeps_its_decimal_in_the_band(tmp_path):
     out = run("project", "--shape", "llama-3.1-70b", "--to", "RTX 4090", "--ram-gb", "64",
               "--ram-bandwidth-gbs", "40", home=tmp_path)  # fmt: skip

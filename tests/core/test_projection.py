@@ -160,6 +160,15 @@ def test_does_not_fit_is_no_number(cat):
     assert "Does not fit" in p.notes[0]
 
 
+def test_a_unified_memory_refusal_says_what_the_system_keeps(cat):
+    # 5.4 GiB beside "8 GiB" reads as a mistake unless the sentence says where the rest went
+    f8 = facts_from_shape(get_shape("llama-3.1-8b"), "q4_k_m")
+    p = project(f8, Target(cat.resolve("Jetson Orin Nano Super")), get_workload("chat"), host=HOST)
+    assert p.fits == "no"
+    assert p.notes[0].startswith("Does not fit: needs 5.4 GiB; the largest")
+    assert "has 8 GiB, of which the system keeps about 4 GiB for itself." in p.notes[0]
+
+
 def test_apple_memory_option_is_the_smallest_that_fits(cat, nemo):
     p = project(
         nemo, Target(cat.resolve("Apple M4 Max 40-core GPU")), get_workload("chat"), host=HOST

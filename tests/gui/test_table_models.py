@@ -80,6 +80,14 @@ def test_cells_say_units_and_fit(projections):
     assert model.index(0, ProjectionTableModel.DEVICE).data(DISPLAY).endswith("(this machine)")
     tip = model.index(row, ProjectionTableModel.BASIS).data(QtCore.Qt.ItemDataRole.ToolTipRole)
     assert "llama.cpp results published for this device" in tip
+    # the prefill figure has no range column of its own: its tooltip gives the range and
+    # the compute ceiling
+    p = rows[row]
+    tip = model.index(row, ProjectionTableModel.PREFILL).data(QtCore.Qt.ItemDataRole.ToolTipRole)
+    assert tip.splitlines()[0] == (
+        f"Likely range {p.prefill_tps_low:,.0f}–{p.prefill_tps_high:,.0f} t/s; compute "
+        f"ceiling {p.prefill_ceiling_tps:,.0f} t/s"
+    )
 
 
 def test_only_what_fits_hides_unfit_devices_but_not_this_machine(qapp):

@@ -184,7 +184,7 @@ def text(
         if p.beyond_context or p.fits == "no":
             decode = "beyond context" if p.beyond_context else "-"
             basis = p.basis if p.beyond_context else "-"
-            rows.append([p.device, p.backend, p.fits, decode] + ["-"] * (3 + 2 * many) + [basis])
+            rows.append([p.device, p.backend, p.fits, decode] + ["-"] * (4 + 2 * many) + [basis])
             continue
         band = fmt_band(p.decode_tps_low, p.decode_tps_high, "-") if p.decode_tps_low else ""
         row = [p.device, p.backend, p.fits, f"{p.decode_tps:.1f}" if p.decode_tps else "n/a", band]
@@ -195,13 +195,14 @@ def text(
             ]
         row += [
             f"{p.prefill_tps:,.0f}" if p.prefill_tps else "n/a",
+            fmt_band(p.prefill_tps_low, p.prefill_tps_high, "-") if p.prefill_tps_low else "",
             fmt_seconds(p.ttft_s),
             p.basis,
         ]
         rows.append(row)
     headers = ["device", "backend", "fits", "decode t/s", "band"]
     headers += [f"each of {workload.concurrency}", "all users"] if many else []
-    headers += ["prefill t/s", "first token", "basis"]
+    headers += ["prefill t/s", "band", "first token", "basis"]
     lines.append(format_table(headers, rows, right=tuple(range(3, len(headers) - 1))))
     if unsupported:
         lines.append(

@@ -107,9 +107,10 @@ def fit_on(
             f"Does not fit: the model and its KV cache need {need_bytes / GiB:.1f} GiB; {cfg} "
             f"plus {host.ram_bytes / GiB:.0f} GiB of {host.label} is not enough."
             if not device.unified_memory
-            else f"Does not fit: needs {need_bytes / GiB:.1f} GiB, the "
+            else f"Does not fit: needs {need_bytes / GiB:.1f} GiB; the "
             + ("chosen " if memory_chosen else "largest ")
-            + f"{device.name} has {memory_gb:g} GiB."
+            + f"{device.name} has {memory_gb:g} GiB, of which the system keeps about "
+            f"{UNIFIED_OS_RESERVE_BYTES / GiB:.0f} GiB for itself."
         )
         return Fit("no", 0.0, spill_bw, label, note)
     share = max(0.0, usable / need_bytes)
