@@ -45,7 +45,7 @@ from advisor.core.predict.projection_types import Published
 log = logging.getLogger(__name__)
 
 BASES = ("unsupported", "spec-only", "modelled", "published", "measured")  # weakest first
-# the penalties the held-out search chose (benchmarks/calibration_holdout.py --search reruns it)
+# the penalties the held-out search chose (efficiency.choose_penalties over rows of each kind)
 DECODE_PENALTIES = {**E.DEFAULT_PENALTIES}
 PREFILL_PENALTIES = {
     **E.DEFAULT_PENALTIES, "class": 2.0, "device": 1.0, "quant": 2.0, "cov": 4.0, "year": 4.0,
