@@ -201,6 +201,20 @@ def test_the_prefill_figure_has_its_band_beside_it(tmp_path):
     assert d["prefill_tps_low"] < d["prefill_tps"] < d["prefill_tps_high"]
 
 
+def test_a_chip_named_by_its_cpu_points_to_its_gpu(tmp_path):
+    out = run("project", "--shape", "qwen3-30b-a3b", "--to", "Ryzen AI Max+ 395", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    hint = [line for line in out.stdout.splitlines() if "this is the chip's CPU" in line]
+    assert hint == [
+        "  Ryzen AI Max+ 395: this is the chip's CPU; its GPU, 'Radeon 8060S (Ryzen AI Max+ 395)' "
+        "(rocm, vulkan), usually runs llama.cpp faster: add --to 'Radeon 8060S (Ryzen AI Max+ "
+        "395)'."
+    ]
+    both = run("project", "--shape", "qwen3-30b-a3b", "--to", "Ryzen AI Max+ 395", "--to",
+               "Radeon 8060S (Ryzen AI Max+ 395)", home=tmp_path)  # fmt: skip
+    assert both.returncode == 0 and "this is the chip's CPU" not in both.stdout
+
+
 def test_a_small_speed_keeps_its_decimal_in_the_band(tmp_path):
     out = run("project", "--shape", "llama-3.1-70b", "--to", "RTX 4090", "--ram-gb", "64",
               "--ram-bandwidth-gbs", "40", home=tmp_path)  # fmt: skip

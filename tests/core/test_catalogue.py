@@ -260,3 +260,14 @@ def test_the_checker_refuses_a_backend_path_row_without_a_source(tmp_path):
     )
     errors = check.backend_path_errors(db, schema_fields)
     assert errors == [f"backend_paths.json: {data['rules'][0]['id']}: no source"]
+
+
+def test_a_chips_cpu_knows_its_integrated_gpu(catalogue):
+    gpus = catalogue.chip_gpus(catalogue.resolve("Ryzen AI Max+ 395"))
+    assert [g.id for g in gpus] == ["amd-radeon-8060s-ryzen-ai-max-plus-395"]
+    assert [g.name for g in catalogue.chip_gpus(catalogue.resolve("Ryzen AI 9 HX 370"))] == [
+        "Radeon 890M (Ryzen AI 9 HX 370)"
+    ]
+    # a GPU has none, nor a CPU whose chip has no GPU catalogued
+    assert catalogue.chip_gpus(catalogue.resolve("Radeon 8060S")) == []
+    assert catalogue.chip_gpus(catalogue.resolve("Ryzen 9 7950X")) == []

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from advisor.cli.output import Output, format_table
 from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
+from advisor.core.catalogue.device import Device
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import app_paths
 from advisor.core.infra.units import fmt_band, fmt_seconds
@@ -144,7 +146,15 @@ def run(args: argparse.Namespace) -> Output:
         "targets": [p.to_json() for p in table.projections],
         "verdicts": [v.to_json() for v in verdicts],
     }
-    return Output(data, lambda: text(facts, workload, reference, table.projections, verdicts))
+    named = {t.device.id for t in targets} if args.to else set()
+    chips = []
+    for t in targets:
+        gpus = [g for g in catalogue.chip_gpus(t.device) if g.id not in named]
+        if t.device.id in named and gpus:
+            chips.append((t.device, gpus))
+    return Output(
+        data, lambda: text(facts, workload, reference, table.projections, verdicts, chips)
+    )
 
 
 def _reference_json(reference: Reference) -> dict[str, Any]:
@@ -162,6 +172,7 @@ def text(
     reference: Reference | None,
     projections: list[Projection],
     verdicts: list[Verdict],
+    chips: Sequence[tuple[Device, list[Device]]] = (),
 ) -> str:
     # a synthetic model's name already says its quantisation
     quant = "" if facts.file_type in facts.name else f"{facts.file_type}, "
@@ -210,5 +221,11 @@ def text(
             "(not shown; in --json with basis 'unsupported')."
         )
     lines += [f"  {p.device}: {note}" for p in projections for note in p.notes]
+    for cpu, gpus in chips:  # a chip named by its CPU: its GPU is usually the faster way
+        names = " or ".join(f"'{g.name}' ({', '.join(g.backends)})" for g in gpus)
+        lines.append(
+            f"  {cpu.name}: this is the chip's CPU; its GPU, {names}, usually runs llama.cpp "
+            f"faster: add --to '{gpus[0].name}'."
+        )
     lines += [f"\n{v.sentence}" for v in verdicts]
     return "\n".join(lines)

@@ -132,6 +132,14 @@ class Catalogue:
         fewest = ranked[0][0] if ranked else 0
         return [d for _, _, d in ranked], sum(1 for e, _, _ in ranked if e == fewest)
 
+    def chip_gpus(self, device: Device) -> list[Device]:
+        """The integrated GPUs catalogued for a CPU's chip: 'Radeon 8060S (Ryzen AI Max+ 395)'
+        for the Ryzen AI Max+ 395 (their names carry the chip's); none for anything else."""
+        if not device.is_cpu:
+            return []
+        inner = (f"({device.name})", f"({device.name},")
+        return [d for d in self.devices if not d.is_cpu and any(i in d.name for i in inner)]
+
     def try_resolve(self, name: str) -> Device | None:
         """The one device `name` means, or None (unknown, or several variants)."""
         found, best = self._match(name)
