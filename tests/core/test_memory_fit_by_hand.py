@@ -82,7 +82,7 @@ def test_unified_memory_spills_to_its_cpu_side_at_half_speed(strix, apple36):
     # 124 GiB (all memory less the OS), so past usable it is "no" at once
     over = fit_on(strix, 1, 124 * GiB + 1, 128, HOST)
     assert over.fits == "no" and over.spill_bandwidth_bytes_per_s == strix.bandwidth_bytes_per_s / 2
-    assert "needs 124.0 GiB, the largest" in over.note and "has 128 GiB" in over.note
+    assert "needs 124.0 GiB; the largest" in over.note and "has 128 GiB, of which" in over.note
     # two of them: 2 x 124 GiB for the GPU, 2 x 128 - 4 GiB in all
     two = fit_on(strix, 2, 250 * GiB, 128, HOST)
     assert two.fits == "partial" and two.share_on_device == pytest.approx(248 / 250)
