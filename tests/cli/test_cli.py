@@ -204,15 +204,22 @@ def test_the_prefill_figure_has_its_band_beside_it(tmp_path):
 def test_a_chip_named_by_its_cpu_points_to_its_gpu(tmp_path):
     out = run("project", "--shape", "qwen3-30b-a3b", "--to", "Ryzen AI Max+ 395", home=tmp_path)
     assert out.returncode == 0, out.stderr
-    hint = [line for line in out.stdout.splitlines() if "this is the chip's CPU" in line]
+    hint = [line for line in out.stdout.splitlines() if "is the chip's CPU" in line]
     assert hint == [
-        "  Ryzen AI Max+ 395: this is the chip's CPU; its GPU, 'Radeon 8060S (Ryzen AI Max+ 395)' "
+        "  Ryzen AI Max+ 395 is the chip's CPU; its GPU, 'Radeon 8060S (Ryzen AI Max+ 395)' "
         "(rocm, vulkan), usually runs llama.cpp faster: add --to 'Radeon 8060S (Ryzen AI Max+ "
         "395)'."
     ]
     both = run("project", "--shape", "qwen3-30b-a3b", "--to", "Ryzen AI Max+ 395", "--to",
                "Radeon 8060S (Ryzen AI Max+ 395)", home=tmp_path)  # fmt: skip
-    assert both.returncode == 0 and "this is the chip's CPU" not in both.stdout
+    assert both.returncode == 0 and "is the chip's CPU" not in both.stdout
+    fits = run("fits", "--device", "Ryzen AI Max+ 395", home=tmp_path)
+    assert fits.returncode == 0, fits.stderr
+    assert fits.stdout.splitlines()[1].endswith(
+        "usually runs llama.cpp faster: try --device 'Radeon 8060S (Ryzen AI Max+ 395)'."
+    )
+    gpu = run("fits", "--device", "Radeon 8060S (Ryzen AI Max+ 395)", home=tmp_path)
+    assert "is the chip's CPU" not in gpu.stdout
 
 
 def test_a_small_speed_keeps_its_decimal_in_the_band(tmp_path):

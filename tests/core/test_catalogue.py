@@ -271,3 +271,8 @@ def test_a_chips_cpu_knows_its_integrated_gpu(catalogue):
     # a GPU has none, nor a CPU whose chip has no GPU catalogued
     assert catalogue.chip_gpus(catalogue.resolve("Radeon 8060S")) == []
     assert catalogue.chip_gpus(catalogue.resolve("Ryzen 9 7950X")) == []
+    assert catalogue.chip_sentence(catalogue.resolve("Ryzen AI 9 HX 370")) == (
+        "Ryzen AI 9 HX 370 is the chip's CPU; its GPU, 'Radeon 890M (Ryzen AI 9 HX 370)' "
+        "(vulkan, rocm), usually runs llama.cpp faster"
+    )
+    assert catalogue.chip_sentence(catalogue.resolve("Ryzen 9 7950X")) == ""

@@ -51,12 +51,19 @@ def run(args: argparse.Namespace) -> Output:
         "min_tps": min_tps,
         "models": [r.to_json() for r in rows],
     }
-    return Output(data, lambda: text(name, workload.label, min_tps, rows))
+    chip = catalogue.chip_sentence(device) if args.device else ""
+    if chip:  # a chip named by its CPU: its GPU is usually the faster way
+        chip += f": try --device '{catalogue.chip_gpus(device)[0].name}'."
+    return Output(data, lambda: text(name, workload.label, min_tps, rows, chip))
 
 
-def text(name: str, workload: str, min_tps: float | None, rows: list[FitRow]) -> str:
+def text(
+    name: str, workload: str, min_tps: float | None, rows: list[FitRow], chip: str = ""
+) -> str:
     speed = f", decoding at least {min_tps:g} tokens/s" if min_tps else ""
     lines = [f"What runs on {name} for '{workload}'{speed}, biggest first:"]
+    if chip:
+        lines.append(chip)
     if not rows:
         lines.append("Nothing: no built-in model fits with that speed.")
         return "\n".join(lines)

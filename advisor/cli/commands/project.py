@@ -147,11 +147,12 @@ def run(args: argparse.Namespace) -> Output:
         "verdicts": [v.to_json() for v in verdicts],
     }
     named = {t.device.id for t in targets} if args.to else set()
-    chips = []
-    for t in targets:
-        gpus = [g for g in catalogue.chip_gpus(t.device) if g.id not in named]
-        if t.device.id in named and gpus:
-            chips.append((t.device, gpus))
+    chips = [
+        (catalogue.chip_sentence(t.device), gpus[0])
+        for t in targets
+        if t.device.id in named
+        and (gpus := [g for g in catalogue.chip_gpus(t.device) if g.id not in named])
+    ]
     return Output(
         data, lambda: text(facts, workload, reference, table.projections, verdicts, chips)
     )
@@ -172,7 +173,7 @@ def text(
     reference: Reference | None,
     projections: list[Projection],
     verdicts: list[Verdict],
-    chips: Sequence[tuple[Device, list[Device]]] = (),
+    chips: Sequence[tuple[str, Device]] = (),
 ) -> str:
     # a synthetic model's name already says its quantisation
     quant = "" if facts.file_type in facts.name else f"{facts.file_type}, "
@@ -221,11 +222,7 @@ def text(
             "(not shown; in --json with basis 'unsupported')."
         )
     lines += [f"  {p.device}: {note}" for p in projections for note in p.notes]
-    for cpu, gpus in chips:  # a chip named by its CPU: its GPU is usually the faster way
-        names = " or ".join(f"'{g.name}' ({', '.join(g.backends)})" for g in gpus)
-        lines.append(
-            f"  {cpu.name}: this is the chip's CPU; its GPU, {names}, usually runs llama.cpp "
-            f"faster: add --to '{gpus[0].name}'."
-        )
+    for sentence, gpu in chips:  # a chip named by its CPU: its GPU is usually the faster way
+        lines.append(f"  {sentence}: add --to '{gpu.name}'.")
     lines += [f"\n{v.sentence}" for v in verdicts]
     return "\n".join(lines)

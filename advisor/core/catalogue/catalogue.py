@@ -140,6 +140,15 @@ class Catalogue:
         inner = (f"({device.name})", f"({device.name},")
         return [d for d in self.devices if not d.is_cpu and any(i in d.name for i in inner)]
 
+    def chip_sentence(self, device: Device) -> str:
+        """'Ryzen AI Max+ 395 is the chip's CPU; its GPU, ..., usually runs llama.cpp faster'
+        for a CPU whose chip has a catalogued GPU, else ''."""
+        gpus = self.chip_gpus(device)
+        if not gpus:
+            return ""
+        names = " or ".join(f"'{g.name}' ({', '.join(g.backends)})" for g in gpus)
+        return f"{device.name} is the chip's CPU; its GPU, {names}, usually runs llama.cpp faster"
+
     def try_resolve(self, name: str) -> Device | None:
         """The one device `name` means, or None (unknown, or several variants)."""
         found, best = self._match(name)
