@@ -222,6 +222,17 @@ def test_a_chip_named_by_its_cpu_points_to_its_gpu(tmp_path):
     assert "is the chip's CPU" not in gpu.stdout
 
 
+def test_one_device_named_twice_is_projected_once(tmp_path):
+    names = ("RTX 4090", "rtx 4090", "2x RTX 4090", "GeForce RTX 4090")
+    to = [arg for name in names for arg in ("--to", name)]
+    out = run("project", "--shape", "llama-3.1-8b", *to, "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    targets = json.loads(out.stdout)["targets"]
+    assert [(t["device_id"], t["count"]) for t in targets] == [
+        ("nvidia-geforce-rtx-4090", 1), ("nvidia-geforce-rtx-4090", 2)
+    ]  # fmt: skip
+
+
 def test_a_small_speed_keeps_its_decimal_in_the_band(tmp_path):
     out = run("project", "--shape", "llama-3.1-70b", "--to", "RTX 4090", "--ram-gb", "64",
               "--ram-bandwidth-gbs", "40", home=tmp_path)  # fmt: skip

@@ -48,6 +48,17 @@ def parse_target(text: str, catalogue: Catalogue) -> Target:
     return Target(catalogue.resolve(name), count=count)  # project() refuses 2x of a chip
 
 
+def _once(targets: list[Target]) -> list[Target]:
+    """The targets in the order given, each once ('RTX 4090' and 'rtx 4090' are one card)."""
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for t in targets:
+        if (t.device.id, t.count) not in seen:
+            seen.add((t.device.id, t.count))
+            out.append(t)
+    return out
+
+
 def workload_from(args: argparse.Namespace) -> Workload:
     """The workload the options describe: a preset, or custom numbers, each checked."""
     prompt = None if args.prompt is None else whole_number("--prompt", args.prompt, 0, MAX_CONTEXT)
@@ -103,7 +114,7 @@ def run(args: argparse.Namespace) -> Output:
             )
         ),
     )
-    targets = [parse_target(t, catalogue) for t in args.to] if args.to else None
+    targets = _once([parse_target(t, catalogue) for t in args.to]) if args.to else None
     if args.backend or args.memory_gb is not None:
         memory = (
             None
