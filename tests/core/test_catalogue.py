@@ -194,6 +194,15 @@ def test_search_lists_the_resolved_device_first(catalogue):
             assert found[0] == resolved
 
 
+def test_search_words_begin_words_of_the_name(catalogue):
+    # 'M4' is the Apple M4 family, not an A100 SXM4 whose name holds the letters
+    found = catalogue.search("M4")
+    assert found and all(d.name.startswith("Apple M4") for d in found)
+    assert {d.name for d in catalogue.search("SXM4")} >= {"A100 SXM4 40GB", "A100 SXM4 80GB"}
+    # a word may be the start of a longer one: '409' finds the 4090s
+    assert "GeForce RTX 4090" in {d.name for d in catalogue.search("409")}
+
+
 def test_the_shipped_calibration_set_is_the_reference_one():
     if not REFERENCE_CALIBRATION.exists():
         pytest.skip("the project's shared/reference folder is not beside this checkout")

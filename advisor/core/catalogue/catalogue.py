@@ -184,14 +184,15 @@ class Catalogue:
 
     def search(self, text: str) -> list[Device]:
         """Devices matching `text`: what the name resolves to (all of its variants when it
-        fits several) first, then name/alias/id/product matches."""
+        fits several) first, then the devices where each word begins a word of the name, an
+        alias, the id, the vendor or the class ('M4' finds the Apple M4s, not an A100 SXM4)."""
         found: list[Device] = list(self.candidates(text))
         words = basic_key(text).split()
         for d in self.devices:
             hay = " ".join(
                 basic_key(x) for x in (d.name, *d.aliases, d.id, d.vendor, d.device_class)
-            )
-            if all(w in hay for w in words) and d not in found:
+            ).split()
+            if all(any(t.startswith(w) for t in hay) for w in words) and d not in found:
                 found.append(d)
         return found
 
