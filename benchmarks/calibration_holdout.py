@@ -30,8 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from advisor.core.predict import efficiency as E
 from advisor.core.predict.bands import bands_from, moe_widening, shown_band
 from advisor.core.predict.observations import load_observations
-from advisor.core.predict.speed_fit import fit_file, fit_speed_model, fit_to_json
-from advisor.core.predict.speed_model import HeldOut, fit_decode, held_out, search_prefill_layer
+from advisor.core.predict.speed_fit import (
+    fit_file,
+    fit_speed_model,
+    fit_to_json,
+    search_prefill_layer,
+)
+from advisor.core.predict.speed_model import HeldOut, fit_decode, held_out
 
 
 def table(rows: list[HeldOut], bands: dict, widening: dict, group, title: str) -> None:

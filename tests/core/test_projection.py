@@ -86,12 +86,16 @@ def test_prefill_pays_a_fixed_cost_per_layer_per_512_token_batch(cat, nemo):
         {"cuda": layer_s}, RidgeFit({"b:cuda": math.log(0.5)})))  # fmt: skip
     peak = usable_peak(gpu, "cuda", True)
     for facts in (nemo, tiny):
-        p = project(facts, Target(gpu), w, host=HOST, model=model)
-        # 512 tokens: their FLOPs at half the peak, plus 0.5 ms for each layer; the rate is
-        # that of the pp512 batch (attention over 256 tokens), carried to the prompt's depth
-        batch_s = 512 * facts.prompt_flops_per_token(256) / (0.5 * peak)
-        rate = 512 * facts.prompt_flops_per_token(256) / (batch_s + layer_s * facts.n_layers)
-        assert p.prefill_tps == pytest.approx(rate / facts.prompt_flops_per_token(256))
+        for prompt in (512, 8192):
+            p = project(facts, Target(gpu), custom_workload(prompt, 100), host=HOST, model=model)
+            # each 512 tokens: their FLOPs (attention over half the prompt on average) at half
+            # the peak, plus 0.5 ms for each layer, whatever the depth
+            flops = 512 * facts.prompt_flops_per_token(prompt // 2)
+            batch_s = flops / (0.5 * peak) + layer_s * facts.n_layers
+            assert p.prefill_tps == pytest.approx(512 / batch_s)
+        # the rate decode's attention and large batches run at is the matrix work's alone:
+        # the per-layer cost of a decode step is decode's own
+        assert model.prefill_rate(gpu, "cuda", facts) == pytest.approx(0.5 * peak)
 
     # the fixed cost weighs most where each layer's matrices are small: at this hand-set half
     # of the peak it leaves a 0.5B model on a 4090 under a tenth of its compute-bound rate

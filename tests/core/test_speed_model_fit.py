@@ -13,13 +13,13 @@ import pytest
 
 from advisor.core.predict.bands import bands_from, moe_widening, shown_band
 from advisor.core.predict.observations import _unsteady, load_depth_pairs, load_observations
-from advisor.core.predict.speed_fit import data_fingerprint, fit_file, fit_speed_model
-from advisor.core.predict.speed_model import (
-    PREFILL_LAYER_S,
-    fit_decode,
-    held_out,
+from advisor.core.predict.speed_fit import (
+    data_fingerprint,
+    fit_file,
+    fit_speed_model,
     search_prefill_layer,
 )
+from advisor.core.predict.speed_model import PREFILL_LAYER_S, fit_decode, held_out
 
 
 def test_the_shipped_fit_is_for_the_shipped_data():

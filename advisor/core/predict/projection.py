@@ -84,9 +84,9 @@ def measured_ratios(
         return _Ratios()
     r = _Ratios(backend=ref.backend, device_id=ref.device.id)
     facts = ref.facts or facts
-    rate = model.prefill_rate(ref.device, ref.backend, facts)
-    if ref.pp_tps and rate:
-        r.pp = ref.pp_tps / (rate / facts.prompt_flops_per_token(ref.n_prompt // 2))
+    predicted = model.prefill_tps(ref.device, ref.backend, facts, ref.n_prompt // 2)
+    if ref.pp_tps and predicted:
+        r.pp = ref.pp_tps / predicted
     if ref.tg_tps:
         shallow = _unscaled_decode(model, facts, ref, ref.tg_depth, host)
         if shallow:
@@ -298,16 +298,18 @@ def unsupported_sentence(device: Device, backend: str) -> str:
 
 
 def _prefill(s: _Setup, model: SpeedModel) -> tuple[float | None, float | None, float]:
-    """(FLOP/s reached, prefill tokens/s at the workload's prompt depth, FLOPs per token as
-    the ceiling counts them). The rate is of the FLOPs a prompt token really does (the
-    speed model's count: no token table, no output head)."""
+    """(FLOP/s the matrix work reaches, prefill tokens/s at the workload's prompt depth,
+    FLOPs per token as the ceiling counts them). The rate is of the FLOPs a prompt token
+    really does (the speed model's count: no token table, no output head); the tokens/s
+    include each batch's per-layer cost."""
     depth = s.workload.prefill_depth_tokens()
     flops_prefill = s.facts.flops_per_token(depth)
     rate = model.prefill_rate(s.device, s.backend, s.facts)
-    if not rate:
+    prefill_tps = model.prefill_tps(s.device, s.backend, s.facts, depth)
+    if not rate or not prefill_tps:
         return None, None, flops_prefill
-    rate *= s.carried(model, s.ratios.pp)
-    prefill_tps = rate / s.facts.prompt_flops_per_token(depth)
+    carried = s.carried(model, s.ratios.pp)
+    rate, prefill_tps = rate * carried, prefill_tps * carried
     if s.fit.share_on_device < 1.0 and not s.device.unified_memory:
         # llama.cpp streams the spilled weights to the GPU for each prompt batch
         per_batch = (1 - s.fit.share_on_device) * s.facts.weights_bytes / PCIE_BYTES_PER_S

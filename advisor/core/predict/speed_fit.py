@@ -31,6 +31,7 @@ from advisor.core.predict.observations import (
     load_observations,
 )
 from advisor.core.predict.speed_model import (
+    PREFILL_LAYER_GRID_MS,
     SMALL_BATCH_MAX,
     DecodeFit,
     PrefillFit,
@@ -107,6 +108,23 @@ def fit_small_batch_cost(model: SpeedModel, points: Iterable[BatchedPoint]) -> d
             max(extra, 1e-6) / ((p.streams - 1) * wb * seconds_per_byte)
         )
     return _median_by_backend(values, cap=2.0)
+
+
+def search_prefill_layer(obs: Sequence[Observation]) -> dict[str, float]:
+    """The per-layer prefill cost per backend with the smallest held-out error (mean absolute
+    log error, current builds), one backend at a time over PREFILL_LAYER_GRID_MS."""
+    layer_s = {b: 0.0 for b in sorted({o.backend for o in obs if o.backend != "cpu"})}
+
+    def score(trial: dict[str, float], backend: str) -> float:
+        rows = held_out(obs, prefill_layer_s=trial, kinds=("prefill",))
+        errors = [abs(h.log_error) for h in rows
+                  if h.obs.backend == backend and h.obs.era != "old"]  # fmt: skip
+        return float(np.mean(errors)) if errors else math.inf
+
+    for b in layer_s:
+        scores = {ms: score({**layer_s, b: ms * 1e-3}, b) for ms in PREFILL_LAYER_GRID_MS}
+        layer_s[b] = min(scores, key=lambda ms: scores[ms]) * 1e-3
+    return layer_s
 
 
 def fit_speed_model(obs: Sequence[Observation], with_bands: bool = True) -> SpeedModel:

@@ -53,10 +53,10 @@ PREFILL_PENALTIES = {
 T_LAYER_GRID_US = (0, 10, 20, 40, 60, 80, 100, 130, 170, 220, 300)
 PREFILL_BATCH = 512  # llama-bench's pp512, one llama.cpp micro-batch
 # seconds per layer per 512-token batch, per backend, chosen by held-out prefill error over
-# PREFILL_LAYER_GRID_MS (benchmarks/calibration_holdout.py --search-prefill reruns it); the
-# grid stops at 1 ms, several times what a layer's kernel launches cost, so that the term
-# stays a fixed cost and does not stand in for a model-size effect (the CPU backend launches
-# no kernels: none there)
+# PREFILL_LAYER_GRID_MS (speed_fit.search_prefill_layer; `calibration_holdout.py
+# --search-prefill` reruns it); the grid stops at 1 ms, several times what a layer's kernel
+# launches cost, so that the term stays a fixed cost and does not stand in for a model-size
+# effect (the CPU backend launches no kernels: none there)
 PREFILL_LAYER_S = {"cuda": 0.5e-3, "metal": 0.0, "rocm": 1.0e-3, "vulkan": 0.3e-3}
 PREFILL_LAYER_GRID_MS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.7, "low": 0.4}
@@ -191,17 +191,23 @@ class PrefillFit:
     ridge: E.RidgeFit
 
     def rate(self, device: Device, backend: str, facts: ModelFacts) -> float | None:
-        """FLOP/s a 512-token prompt batch reaches, the per-layer cost included (None
+        """FLOP/s prefill's matrix work reaches, the fixed per-layer cost apart (None
         without a peak)."""
         peak = usable_peak(device, backend, facts.is_quantized)
         if not peak:
             return None
         key = E.Key(device, backend, E.quant_kind(facts.file_type), facts.is_moe, "current",
                     _prefill_covariates(device, backend, facts, PREDICT_AT))  # fmt: skip
-        compute = min(1.0, math.exp(self.ridge.log_share(key))) * peak
-        flops = max(facts.prompt_flops_per_token(PREFILL_BATCH // 2), 1.0)
+        return min(1.0, math.exp(self.ridge.log_share(key))) * peak
+
+    def tps(self, device: Device, backend: str, facts: ModelFacts, depth: int) -> float | None:
+        """Prompt tokens/s with `depth` tokens already in the cache: each token's FLOPs at
+        the rate, plus its share of each 512-token batch's per-layer cost."""
+        rate = self.rate(device, backend, facts)
+        if not rate:
+            return None
         fixed = self.layer_s.get(backend, 0.0) * facts.n_layers / PREFILL_BATCH
-        return flops / (flops / compute + fixed)
+        return 1.0 / (facts.prompt_flops_per_token(depth) / rate + fixed)
 
 
 def fit_prefill(
@@ -271,26 +277,8 @@ def held_out(
     return out
 
 
-def search_prefill_layer(obs: Sequence[Observation]) -> dict[str, float]:
-    """The per-layer prefill cost per backend with the smallest held-out error (mean absolute
-    log error, current builds), one backend at a time over PREFILL_LAYER_GRID_MS."""
-    layer_s = {b: 0.0 for b in sorted({o.backend for o in obs if o.backend != "cpu"})}
-
-    def score(trial: dict[str, float], backend: str) -> float:
-        rows = held_out(obs, prefill_layer_s=trial, kinds=("prefill",))
-        errors = [abs(h.log_error) for h in rows
-                  if h.obs.backend == backend and h.obs.era != "old"]  # fmt: skip
-        return float(np.mean(errors)) if errors else math.inf
-
-    for b in layer_s:
-        scores = {ms: score({**layer_s, b: ms * 1e-3}, b) for ms in PREFILL_LAYER_GRID_MS}
-        layer_s[b] = min(scores, key=lambda ms: scores[ms]) * 1e-3
-    return layer_s
-
-
 def _prefill_tps(fit: PrefillFit, o: Observation) -> float | None:
-    rate = fit.rate(o.device, o.backend, o.facts)
-    return rate / o.prefill_flops_per_token if rate else None
+    return fit.tps(o.device, o.backend, o.facts, o.n_prompt // 2)
 
 
 def transfer_weights(residuals: Iterable[HeldOut]) -> dict[str, float]:
@@ -379,8 +367,14 @@ class SpeedModel:
         return min(1.0, math.exp(self.decode_fit.ridge.coef.get("b:cpu", math.log(0.6))))
 
     def prefill_rate(self, device: Device, backend: str, facts: ModelFacts) -> float | None:
-        """FLOP/s prefill reaches on this device (a 512-token batch), None without a peak."""
+        """FLOP/s prefill's matrix work reaches on this device, None without a peak."""
         return self.prefill_fit.rate(device, backend, facts)
+
+    def prefill_tps(
+        self, device: Device, backend: str, facts: ModelFacts, depth: int
+    ) -> float | None:
+        """Prompt tokens/s at `depth` tokens of context, the per-layer cost included."""
+        return self.prefill_fit.tps(device, backend, facts, depth)
 
     def published(self, device: Device, backend: str, facts: ModelFacts) -> Published | None:
         """The shipped published figure nearest this model on this device and backend: the
