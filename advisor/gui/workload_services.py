@@ -9,7 +9,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from advisor.gui.tasks import run_task
-from advisor.usecases.sizing import Load, Server, Sizing, SizingTarget, devices_that_serve, size_for
+from advisor.usecases.sizing import (
+    Load,
+    Server,
+    Sizing,
+    SizingTarget,
+    devices_that_serve,
+    size_named,
+)
 from advisor.usecases.workloads import Imported, import_workload, saved_workloads, workload_store
 
 if TYPE_CHECKING:
@@ -100,8 +107,8 @@ class WorkloadServices:
             h = host or host_for(None)
             sizing = None
             if device_name.strip():
-                device = self.catalogue.resolve(device_name)
-                sizing = size_for(facts, device, load, target, host=h)
+                sizing = size_named(facts, device_name, load, target, catalogue=self.catalogue,
+                                    host=h, choose="enter '{}' as the card.")  # fmt: skip
             servers = devices_that_serve(facts, load, target, catalogue=self.catalogue, host=h)
             return sizing, servers
 

@@ -22,7 +22,7 @@ the answer also says whether the low end of the decode band still meets the targ
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from advisor.core.catalogue.catalogue import Catalogue
@@ -260,6 +260,25 @@ def size_for(
         device.name, device.id, load, target, chosen.cards if chosen else None, chosen,
         tuple(tried), _answer(device, load, target, chosen, tried, max_cards),
     )  # fmt: skip
+
+
+def size_named(
+    facts: ModelFacts,
+    name: str,
+    load: Load,
+    target: SizingTarget,
+    *,
+    catalogue: Catalogue,
+    host: Host,
+    choose: str,
+) -> Sizing:
+    """`size_for` the device `name` means. Where that is a chip's CPU, the answer names the
+    chip's GPU too, and `choose` (the front end's words, "{}" for its name) says how to pick
+    it."""
+    device = catalogue.resolve(name)
+    sizing = size_for(facts, device, load, target, host=host)
+    chip = catalogue.chip_sentence(device, choose)
+    return replace(sizing, answer=f"{sizing.answer} {chip}") if chip else sizing
 
 
 def _answer(

@@ -280,8 +280,11 @@ def test_a_chips_cpu_knows_its_integrated_gpu(catalogue):
     # a GPU has none, nor a CPU whose chip has no GPU catalogued
     assert catalogue.chip_gpus(catalogue.resolve("Radeon 8060S")) == []
     assert catalogue.chip_gpus(catalogue.resolve("Ryzen 9 7950X")) == []
-    assert catalogue.chip_sentence(catalogue.resolve("Ryzen AI 9 HX 370")) == (
+    hx370 = catalogue.resolve("Ryzen AI 9 HX 370")
+    assert catalogue.chip_sentence(hx370, "pick '{}'.") == (
         "Ryzen AI 9 HX 370 is the chip's CPU; its GPU, 'Radeon 890M (Ryzen AI 9 HX 370)' "
-        "(vulkan, rocm), usually runs llama.cpp faster"
+        "(vulkan, rocm), usually runs llama.cpp faster: pick 'Radeon 890M (Ryzen AI 9 HX 370)'."
     )
-    assert catalogue.chip_sentence(catalogue.resolve("Ryzen 9 7950X")) == ""
+    # nothing to say where the GPU is already named, or the chip has none catalogued
+    assert catalogue.chip_sentence(hx370, "pick '{}'.", {"amd-radeon-890m-ryzen-ai-9-hx-370"}) == ""
+    assert catalogue.chip_sentence(catalogue.resolve("Ryzen 9 7950X"), "pick '{}'.") == ""

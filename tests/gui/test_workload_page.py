@@ -37,6 +37,11 @@ def test_import_size_and_use_on_the_upgrade_page(make_window, qtbot, tmp_path):
     qtbot.waitUntil(lambda: "people at once" in page.answer.text(), timeout=20_000)
     assert "GeForce RTX 4090" in page.answer.text()
     assert page.servers.rowCount() > 0
+    # a chip named by its CPU: the answer names its GPU and how to pick it here
+    page.device.setText("Ryzen AI Max+ 395")
+    page.size_button.click()
+    qtbot.waitUntil(lambda: "is the chip's CPU" in page.answer.text(), timeout=20_000)
+    assert page.answer.text().endswith("enter 'Radeon 8060S (Ryzen AI Max+ 395)' as the card.")
 
 
 def test_a_bad_file_is_one_sentence_and_the_saved_one_stays(make_window, qtbot, tmp_path):

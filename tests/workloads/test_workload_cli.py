@@ -189,3 +189,18 @@ def test_a_mac_is_counted_in_machines_each_with_its_own_copy(tmp_path):
     servers = json.loads(out.stdout)["devices_with_one_or_two_cards"]
     units = {s["device_id"]: s["unit"] for s in servers}
     assert units["apple-m4-max-40c"] == "machine" and units["nvidia-geforce-rtx-4090"] == "card"
+
+
+def test_sizing_a_chip_named_by_its_cpu_names_its_gpu(tmp_path):
+    out = run("workload", "size", "chat", "--device", "Ryzen AI Max+ 395", "--shape",
+              "qwen3-30b-a3b", "--json", home=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)["sizing"]["answer"]
+    assert answer.endswith(
+        "Ryzen AI Max+ 395 is the chip's CPU; its GPU, 'Radeon 8060S (Ryzen AI Max+ 395)' "
+        "(rocm, vulkan), usually runs llama.cpp faster: try --device 'Radeon 8060S (Ryzen AI "
+        "Max+ 395)'."
+    )
+    gpu = run("workload", "size", "chat", "--device", "Radeon 8060S", "--shape", "qwen3-30b-a3b",
+              "--json", home=tmp_path)  # fmt: skip
+    assert "is the chip's CPU" not in json.loads(gpu.stdout)["sizing"]["answer"]

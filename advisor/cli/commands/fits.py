@@ -51,9 +51,7 @@ def run(args: argparse.Namespace) -> Output:
         "min_tps": min_tps,
         "models": [r.to_json() for r in rows],
     }
-    chip = catalogue.chip_sentence(device) if args.device else ""
-    if chip:  # a chip named by its CPU: its GPU is usually the faster way
-        chip += f": try --device '{catalogue.chip_gpus(device)[0].name}'."
+    chip = catalogue.chip_sentence(device, "try --device '{}'.") if args.device else ""
     return Output(data, lambda: text(name, workload.label, min_tps, rows, chip))
 
 

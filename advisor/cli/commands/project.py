@@ -11,7 +11,6 @@ from typing import Any
 
 from advisor.cli.output import Output, format_table
 from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
-from advisor.core.catalogue.device import Device
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import app_paths
 from advisor.core.infra.units import fmt_band, fmt_seconds
@@ -158,12 +157,9 @@ def run(args: argparse.Namespace) -> Output:
         "verdicts": [v.to_json() for v in verdicts],
     }
     named = {t.device.id for t in targets} if args.to else set()
-    chips = [
-        (catalogue.chip_sentence(t.device), gpus[0])
-        for t in targets
-        if t.device.id in named
-        and (gpus := [g for g in catalogue.chip_gpus(t.device) if g.id not in named])
-    ]
+    # a chip named by its CPU: its GPU is usually the faster way
+    chips = [c for t in targets if t.device.id in named
+             if (c := catalogue.chip_sentence(t.device, "add --to '{}'.", named))]  # fmt: skip
     return Output(
         data, lambda: text(facts, workload, reference, table.projections, verdicts, chips)
     )
@@ -184,7 +180,7 @@ def text(
     reference: Reference | None,
     projections: list[Projection],
     verdicts: list[Verdict],
-    chips: Sequence[tuple[str, Device]] = (),
+    chips: Sequence[str] = (),
 ) -> str:
     # a synthetic model's name already says its quantisation
     quant = "" if facts.file_type in facts.name else f"{facts.file_type}, "
@@ -233,7 +229,6 @@ def text(
             "(not shown; in --json with basis 'unsupported')."
         )
     lines += [f"  {p.device}: {note}" for p in projections for note in p.notes]
-    for sentence, gpu in chips:  # a chip named by its CPU: its GPU is usually the faster way
-        lines.append(f"  {sentence}: add --to '{gpu.name}'.")
+    lines += [f"  {chip}" for chip in chips]
     lines += [f"\n{v.sentence}" for v in verdicts]
     return "\n".join(lines)

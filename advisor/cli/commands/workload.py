@@ -33,7 +33,7 @@ from advisor.usecases.sizing import (
     Sizing,
     SizingTarget,
     devices_that_serve,
-    size_for,
+    size_named,
 )
 from advisor.usecases.workloads import (
     as_workload,
@@ -197,8 +197,8 @@ def _size(args: argparse.Namespace) -> Output:
     host = host_for(cached_report(paths))
     sizing: Sizing | None = None
     if args.device:
-        device = catalogue.resolve(args.device)
-        sizing = size_for(facts, device, load, target, host=host)
+        sizing = size_named(facts, args.device, load, target, catalogue=catalogue, host=host,
+                            choose="try --device '{}'.")  # fmt: skip
     servers = devices_that_serve(facts, load, target, catalogue=catalogue, host=host)
     data = {
         "model": facts.name,

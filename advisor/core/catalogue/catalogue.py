@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -140,14 +140,18 @@ class Catalogue:
         inner = (f"({device.name})", f"({device.name},")
         return [d for d in self.devices if not d.is_cpu and any(i in d.name for i in inner)]
 
-    def chip_sentence(self, device: Device) -> str:
-        """'Ryzen AI Max+ 395 is the chip's CPU; its GPU, ..., usually runs llama.cpp faster'
-        for a CPU whose chip has a catalogued GPU, else ''."""
-        gpus = self.chip_gpus(device)
+    def chip_sentence(self, device: Device, how: str, named: Collection[str] = ()) -> str:
+        """For a CPU whose chip has a catalogued GPU (not among the `named` ids): 'Ryzen AI Max+
+        395 is the chip's CPU; its GPU, ..., usually runs llama.cpp faster: ' and `how`, with
+        the GPU's name, says how to choose it ("add --to '{}'."); else ''."""
+        gpus = [g for g in self.chip_gpus(device) if g.id not in named]
         if not gpus:
             return ""
         names = " or ".join(f"'{g.name}' ({', '.join(g.backends)})" for g in gpus)
-        return f"{device.name} is the chip's CPU; its GPU, {names}, usually runs llama.cpp faster"
+        return (
+            f"{device.name} is the chip's CPU; its GPU, {names}, usually runs llama.cpp faster: "
+            + how.format(gpus[0].name)
+        )
 
     def try_resolve(self, name: str) -> Device | None:
         """The one device `name` means, or None (unknown, or several variants)."""

@@ -130,11 +130,16 @@ def _decode_row(o: Observation, t_layer: float) -> E.Row | None:
     return E.Row(key, math.log(share), o.source_url, weight)
 
 
+def _fixed_per_token(layer_s: float, facts: ModelFacts) -> float:
+    """A prompt token's share of its batch's per-layer cost, in seconds."""
+    return layer_s * facts.n_layers / PREFILL_BATCH
+
+
 def _prefill_row(o: Observation, layer_s: float) -> E.Row | None:
     peak = usable_peak(o.device, o.backend, o.facts.is_quantized)
     if not o.pp_tps or not peak:
         return None
-    seconds = 1.0 / o.pp_tps - layer_s * o.facts.n_layers / PREFILL_BATCH
+    seconds = 1.0 / o.pp_tps - _fixed_per_token(layer_s, o.facts)
     share = o.prefill_flops_per_token / (peak * max(seconds, 0.3 / o.pp_tps))
     covariates = _prefill_covariates(o.device, o.backend, o.facts, o.date)
     key = E.Key(o.device, o.backend, o.quant_kind, o.moe, o.era, covariates, o.source_url)
@@ -206,7 +211,7 @@ class PrefillFit:
         rate = self.rate(device, backend, facts)
         if not rate:
             return None
-        fixed = self.layer_s.get(backend, 0.0) * facts.n_layers / PREFILL_BATCH
+        fixed = _fixed_per_token(self.layer_s.get(backend, 0.0), facts)
         return 1.0 / (facts.prompt_flops_per_token(depth) / rate + fixed)
 
 
