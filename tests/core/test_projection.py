@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import replace
 
@@ -478,6 +479,39 @@ def test_weights_read_per_step_by_hand():
     assert ceilings.weights_read_per_step(total, active, 128, 8, 2) == pytest.approx(two)
     assert ceilings.weights_read_per_step(total, active, 128, 8, 4096) == pytest.approx(total)
     assert ceilings.weights_read_per_step(7e9, 7e9, 0, 0, 32) == 7e9  # dense: once
+
+
+def test_extra_stream_bytes_by_hand():
+    # a dense 7 GB model: 3 more streams multiply all 7 GB again, read nothing again
+    assert ceilings.extra_stream_bytes(7e9, 7e9, 0, 0, 4) == (21e9, 0.0)
+    # 2 GB dense beside 10 GB of experts, 8 of 128 per token: 4 streams route 4 x 8 expert
+    # reads, of which 128 x (1 - (120/128)^4) are distinct; the rest are read again
+    total, active = 12e9, 2e9 + 10e9 * 8 / 128
+    multiplied, reread = ceilings.extra_stream_bytes(total, active, 128, 8, 4)
+    assert multiplied == pytest.approx(3 * 2e9)
+    assert reread == pytest.approx(10e9 / 128 * (32 - 128 * (1 - (120 / 128) ** 4)))
+    # touched + read again = every stream's own experts
+    touched = ceilings.weights_read_per_step(total, active, 128, 8, 4)
+    assert touched + reread == pytest.approx(2e9 + 4 * 10e9 * 8 / 128)
+    assert ceilings.extra_stream_bytes(total, active, 128, 8, 1) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("device", "shape"),
+    [("DGX Spark", "gpt-oss-120b"), ("RTX 4090", "qwen3-30b-a3b"),
+     ("Apple M4 Max (40", "qwen3-30b-a3b"), ("RTX 4090", "llama-3.1-8b")],
+)  # fmt: skip
+def test_more_streams_never_serve_fewer_tokens_in_all(cat, device, shape):
+    """An extra stream costs at most its own weight reads: all users together never get fewer
+    tokens/s than fewer users did (a mixture of experts once came out at 58 t/s for one user
+    of a DGX Spark and 30 t/s for eight)."""
+    facts = facts_from_shape(get_shape(shape), "q4_k_m")
+    target = Target(cat.resolve(device))
+    aggregate = []
+    for users in (1, 2, 4, 8, 9, 16, 32, 64):
+        w = replace(get_workload("chat"), concurrency=users)
+        aggregate.append(project(facts, target, w, host=HOST).aggregate_tps)
+    assert all(b >= a for a, b in itertools.pairwise(aggregate)), aggregate
 
 
 @pytest.mark.parametrize("from_tg_share", [0.5, 0.75, 1.5, 2.0])

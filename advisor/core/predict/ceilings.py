@@ -105,11 +105,47 @@ def weights_read_per_step(
     1 - (1 - k/E)^B of them for B streams (routing taken as independent). One stream reads
     the active weights; many streams approach all of them.
     """
+    split = _expert_split(weights_bytes, active_weights_bytes, n_expert, n_expert_used, streams)
+    if split is None:
+        return active_weights_bytes
+    dense, experts, used = split
+    return dense + experts * (1.0 - (1.0 - used) ** streams)
+
+
+def extra_stream_bytes(
+    weights_bytes: float,
+    active_weights_bytes: float,
+    n_expert: int = 0,
+    n_expert_used: int = 0,
+    streams: int = 1,
+) -> tuple[float, float]:
+    """What the streams beyond the first add to a small batch's matrix-vector kernels, in
+    bytes: (multiplied again, read again).
+
+    Multiplied again: a kernel that takes several columns reads a matrix once and multiplies
+    it once per column, each further column costing a share of the read. That is every weight
+    of a dense model, and the dense part (attention, shared experts) of a mixture of experts.
+    Read again: llama.cpp's small-batch expert kernels (CUDA up to 8 tokens, Metal up to 31)
+    fetch each token's experts for that token alone, so a token reads its k experts whether
+    or not another stream already did: B*k/E expert reads in all, of which
+    `weights_read_per_step` counts the 1 - (1 - k/E)^B distinct ones.
+    """
+    split = _expert_split(weights_bytes, active_weights_bytes, n_expert, n_expert_used, streams)
+    if split is None:
+        return (streams - 1) * active_weights_bytes, 0.0
+    dense, experts, used = split
+    return (streams - 1) * dense, experts * (streams * used - 1.0 + (1.0 - used) ** streams)
+
+
+def _expert_split(
+    weights_bytes: float, active_weights_bytes: float, n_expert: int, n_expert_used: int,
+    streams: int,
+) -> tuple[float, float, float] | None:  # fmt: skip
+    """(dense bytes, all experts' bytes, k/E) of a mixture of experts; None for a dense model."""
     if streams < 1:
         raise ValueError("streams must be at least 1")
     if n_expert <= 1 or not 0 < n_expert_used < n_expert:
-        return active_weights_bytes
+        return None
     used = n_expert_used / n_expert
     experts = (weights_bytes - active_weights_bytes) / (1.0 - used)
-    dense = weights_bytes - experts
-    return dense + experts * (1.0 - (1.0 - used) ** streams)
+    return weights_bytes - experts, experts, used

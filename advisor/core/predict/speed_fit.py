@@ -31,16 +31,18 @@ from advisor.core.predict.observations import (
     load_observations,
 )
 from advisor.core.predict.speed_model import (
+    CROSS_BACKEND_CAP,
     PREFILL_LAYER_GRID_MS,
     SMALL_BATCH_MAX,
     DecodeFit,
+    HeldOut,
     PrefillFit,
     SpeedModel,
+    extra_stream_bytes,
     fit_decode,
     fit_prefill,
     held_out,
     step_weights,
-    transfer_weights,
 )
 
 log = logging.getLogger(__name__)
@@ -85,14 +87,16 @@ def _series(p: BatchedPoint) -> tuple[str, ...]:
 
 
 def fit_small_batch_cost(model: SpeedModel, points: Iterable[BatchedPoint]) -> dict[str, float]:
-    """From batched series: the time each extra stream of a small batch (2-8) adds beyond
-    the bytes it reads, as a share of one stream's weight read."""
+    """From batched series of dense models: the time each extra stream of a small batch (2-8)
+    adds beyond the bytes it reads, as a share of the weights it multiplies again. A mixture
+    of experts' series says little about it: its dense part, the only part multiplied again,
+    is a few percent of its step (its extra streams' expert reads are counted in full)."""
     points = list(points)
     singles = {_series(p): p for p in points if p.streams == 1}
     values: dict[str, list[float]] = {}
     for p in points:
         one = singles.get(_series(p))
-        if one is None or not 1 < p.streams <= SMALL_BATCH_MAX:
+        if one is None or not 1 < p.streams <= SMALL_BATCH_MAX or p.facts.is_moe:
             continue
         if p.aggregate_tps < one.aggregate_tps:
             continue  # fewer tokens/s for more streams: a kernel regression, not a cost
@@ -104,10 +108,33 @@ def fit_small_batch_cost(model: SpeedModel, points: Iterable[BatchedPoint]) -> d
         seconds_per_byte = (1.0 / one.aggregate_tps - overhead) / (w1 + kv)
         memory = (wb + p.streams * kv) * seconds_per_byte + overhead
         extra = p.streams / p.aggregate_tps - memory
-        values.setdefault(p.backend, []).append(
-            max(extra, 1e-6) / ((p.streams - 1) * wb * seconds_per_byte)
-        )
+        multiplied, _ = extra_stream_bytes(f, p.streams)
+        values.setdefault(p.backend, []).append(max(extra, 1e-6) / (multiplied * seconds_per_byte))
     return _median_by_backend(values, cap=2.0)
+
+
+def transfer_weights(residuals: Iterable[HeldOut]) -> dict[str, float]:
+    """How much of one device's error another device shares, when both were measured the way
+    a user's run and their next device would be: by the same hands (one source: one build,
+    one set of settings), with the same model file. The regression slope of device B's
+    held-out decode error on device A's over such pairs, on the same backend ('same') or on
+    different ones ('cross', capped at CROSS_BACKEND_CAP)."""
+    groups: dict[tuple[str, str, str], list[HeldOut]] = {}
+    for h in residuals:
+        if h.kind == "decode" and h.basis == "modelled" and h.obs.era != "old":
+            groups.setdefault((h.obs.source_url, h.obs.shape_id, h.obs.quant), []).append(h)
+    sums = {"same": [0.0, 0.0], "cross": [0.0, 0.0]}
+    for rows in groups.values():
+        for a in rows:
+            for b in rows:
+                if a.obs.device.id == b.obs.device.id:
+                    continue
+                s = sums["same" if a.obs.backend == b.obs.backend else "cross"]
+                s[0] += a.log_error * b.log_error
+                s[1] += a.log_error**2
+    weights = {k: float(np.clip(xy / xx, 0.0, 1.0)) if xx else 0.0 for k, (xy, xx) in sums.items()}
+    weights["cross"] = min(weights["cross"], CROSS_BACKEND_CAP)
+    return weights
 
 
 def search_prefill_layer(obs: Sequence[Observation]) -> dict[str, float]:

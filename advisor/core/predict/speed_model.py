@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -73,10 +73,17 @@ def step_weights(facts: ModelFacts, streams: int = 1) -> float:
     """Weight bytes a decode step of `streams` streams reads, as the model counts them:
     `ceilings.weights_read_per_step` without the token table, of which a token looks one row
     up (the ceilings the app shows count every active weight, as DESIGN.md does)."""
-    return ceilings.weights_read_per_step(
-        facts.weights_bytes - facts.lookup_bytes, facts.step_weights_bytes,
-        facts.n_expert, facts.n_expert_used, streams,
-    )  # fmt: skip
+    return ceilings.weights_read_per_step(*_weights(facts), streams)
+
+
+def extra_stream_bytes(facts: ModelFacts, streams: int) -> tuple[float, float]:
+    """`ceilings.extra_stream_bytes` as the model counts weights: (multiplied, read) again."""
+    return ceilings.extra_stream_bytes(*_weights(facts), streams)
+
+
+def _weights(facts: ModelFacts) -> tuple[float, float, int, int]:
+    return (facts.weights_bytes - facts.lookup_bytes, facts.step_weights_bytes,
+            facts.n_expert, facts.n_expert_used)  # fmt: skip
 
 
 def _key(device: Device, backend: str, facts: ModelFacts, era: str = "current") -> E.Key:
@@ -286,30 +293,6 @@ def _prefill_tps(fit: PrefillFit, o: Observation) -> float | None:
     return fit.tps(o.device, o.backend, o.facts, o.n_prompt // 2)
 
 
-def transfer_weights(residuals: Iterable[HeldOut]) -> dict[str, float]:
-    """How much of one device's error another device shares, when both were measured the way
-    a user's run and their next device would be: by the same hands (one source: one build,
-    one set of settings), with the same model file. The regression slope of device B's
-    held-out decode error on device A's over such pairs, on the same backend ('same') or on
-    different ones ('cross', capped at CROSS_BACKEND_CAP)."""
-    groups: dict[tuple[str, str, str], list[HeldOut]] = {}
-    for h in residuals:
-        if h.kind == "decode" and h.basis == "modelled" and h.obs.era != "old":
-            groups.setdefault((h.obs.source_url, h.obs.shape_id, h.obs.quant), []).append(h)
-    sums = {"same": [0.0, 0.0], "cross": [0.0, 0.0]}
-    for rows in groups.values():
-        for a in rows:
-            for b in rows:
-                if a.obs.device.id == b.obs.device.id:
-                    continue
-                s = sums["same" if a.obs.backend == b.obs.backend else "cross"]
-                s[0] += a.log_error * b.log_error
-                s[1] += a.log_error**2
-    weights = {k: float(np.clip(xy / xx, 0.0, 1.0)) if xx else 0.0 for k, (xy, xx) in sums.items()}
-    weights["cross"] = min(weights["cross"], CROSS_BACKEND_CAP)
-    return weights
-
-
 # -------------------------------------------------------------------------------------------
 # the model the app uses
 # -------------------------------------------------------------------------------------------
@@ -437,7 +420,8 @@ class SpeedModel:
         every stream's KV cache, at the device's share of its bandwidth (the user's measured
         ratio applied), the spilled part from RAM at the CPU backend's share. Compute that does
         not hide under it: attention's arithmetic over the cache, and the extra streams' matrix
-        work (matrix-vector kernels up to 8 streams, tiled kernels at prefill's rate above).
+        work (matrix-vector kernels up to 8 streams: each further column a share of a matrix's
+        read, each further stream's experts read again; tiled kernels at prefill's rate above).
         """
         p = self.decode_params(device, backend, facts)
         weights = step_weights(facts, streams)
@@ -456,16 +440,20 @@ class SpeedModel:
             compute += streams * attention / attention_rate / tg_ratio
         if streams > 1:
             cost = self.share_for(backend, "small_batch")
-            small = min(streams, SMALL_BATCH_MAX) - 1
-            matrix_vector = small * cost * weights / bandwidth / tg_ratio
+            multiplied, reread = extra_stream_bytes(facts, min(streams, SMALL_BATCH_MAX))
+            matrix_vector = (cost * multiplied + reread) / bandwidth / tg_ratio
             if streams <= SMALL_BATCH_MAX or not compute_rate:
-                compute += (streams - 1) * cost * weights / bandwidth / tg_ratio
+                compute += matrix_vector
             else:
-                # tiled kernels take over above 8 streams; a step of more streams never takes
+                # tiled kernels take over above 8 streams, where llama.cpp's thresholds put
+                # them: no slower than more matrix-vector work would be (a mixture of experts'
+                # few tokens per expert fill few tiles), and a step of more streams never takes
                 # less time than one of 8 did, so per-user speed never rises with the batch
                 fill = streams / (TILE_TOKENS * math.ceil(streams / TILE_TOKENS))
                 tiled = (streams - 1) * facts.flops_per_token(0) / (compute_rate * fill)
-                compute += max(tiled, matrix_vector)
+                multiplied, reread = extra_stream_bytes(facts, streams)
+                vector = (cost * multiplied + reread) / bandwidth / tg_ratio
+                compute += max(min(tiled, vector), matrix_vector)
         return Step(memory, compute, step_bytes)
 
     def share_for(self, backend: str, what: str) -> float:
