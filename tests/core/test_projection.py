@@ -445,6 +445,11 @@ def test_verdict_says_which_side_cannot_run_the_model(cat):
     assert all(g.missing == "source" for g in v.gains if not g.speedup)
     assert "does not fit the GeForce RTX 4090" not in v.sentence
     assert "GeForce RTX 4060" in v.sentence
+    # where only the current device cannot run it, the new one's answer is still given
+    chat = next(g for g in v.gains if g.workload == "chat")
+    assert chat.missing == "source" and chat.after_s
+    assert chat.feel.startswith("Chat: this machine cannot run the model; on the GeForce RTX 4090")
+    assert "a whole answer takes" in chat.feel and chat.feel.endswith("tokens/s).")
 
 
 def test_verdict_names_compute_when_many_users_cap_the_current_device(cat, nemo):

@@ -8,8 +8,8 @@ from typing import Any
 
 from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.feel import feel_sentence
-from advisor.core.predict.projection import Target, basis_rank, project
+from advisor.core.predict.feel import feel_sentence, seconds
+from advisor.core.predict.projection import Projection, Target, basis_rank, project
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.speed_model import SpeedModel
 from advisor.core.predict.workloads import PRESETS, Workload
@@ -56,6 +56,23 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a and b else None
 
 
+def _without_speedup(w: Workload, b: Projection, missing: str, target: Target) -> WorkloadGain:
+    """A workload with no speed-up to state. Where only the current device cannot run the
+    model, what the new one would do is still the answer."""
+    feel = ""
+    if missing == "source" and b.request_s and b.per_user_tps:
+        name = target.device.name + (f" x{target.count}" if target.count > 1 else "")
+        each = " each" if w.concurrency > 1 else ""
+        feel = (
+            f"{w.label}: this machine cannot run the model; on the {name} a whole answer "
+            f"takes {seconds(b.request_s)} ({b.per_user_tps:,.0f} tokens/s{each})."
+        )
+    return WorkloadGain(
+        w.id, w.label, None, None, None, "", None, b.fits, missing=missing,
+        after_s=b.request_s, first_after_s=b.ttft_s, feel=feel,
+    )  # fmt: skip
+
+
 def upgrade_verdict(
     facts: ModelFacts,
     source: Target,
@@ -77,9 +94,7 @@ def upgrade_verdict(
         basis = min(basis, a.basis, b.basis, key=basis_rank)
         if a.fits == "no" or b.fits == "no" or not a.request_s or not b.request_s:
             missing = "source" if a.fits == "no" else "target" if b.fits == "no" else "estimate"
-            gains.append(
-                WorkloadGain(w.id, w.label, None, None, None, "", None, b.fits, missing=missing)
-            )
+            gains.append(_without_speedup(w, b, missing, target))
             continue
         prefill_time = a.ttft_s or 0.0
         bound = "prefill" if prefill_time > a.request_s / 2 else "decode"

@@ -304,7 +304,7 @@ class UpgradePanel(QtWidgets.QWidget):
             chat = next((g for g in v.gains if g.workload == "chat"), None)
             summarise = next((g for g in v.gains if g.workload == "summarise"), None)
             for g in dict.fromkeys(x for x in (focus, chat, summarise) if x is not None):
-                lines.append(g.feel or f"{g.label}: {_why_not(g.missing)}")
+                lines.append(g.feel or f"{g.label}: {_why_not(g.missing)}.")
         elif mine is not None and chosen.speedup:
             lines.append(
                 f"{w.label}: {fmt_seconds(chosen.projection.request_s)} per answer instead of "
