@@ -12,10 +12,17 @@ import numpy as np
 import pytest
 
 from advisor.core.predict.bands import bands_from, moe_widening, shown_band
-from advisor.core.predict.observations import _unsteady, load_depth_pairs, load_observations
+from advisor.core.predict.observations import (
+    _unsteady,
+    load_batched,
+    load_depth_pairs,
+    load_observations,
+)
 from advisor.core.predict.speed_fit import (
     data_fingerprint,
+    default_model,
     fit_file,
+    fit_small_batch_cost,
     fit_speed_model,
     search_prefill_layer,
 )
@@ -145,3 +152,22 @@ def test_predictions_are_for_the_newest_results_in_the_data_not_beyond():
     assert years("2026-08-14") == pytest.approx(1 + 7.5 / 12 - 0.5)
     assert years("") == 0.0 and years("not stated") == 0.0
     assert years("2019-01") == -1.5 and years("2031-01") == 1.5  # clamped: no wild trend
+
+
+def test_the_small_batch_cost_ignores_series_run_on_a_kernel_regression():
+    """A series where more streams ever got fewer tokens/s than one (RTX 3090, Vulkan, the
+    master of 2024-12-29 before PR 10991: 82.5 t/s for one stream, 29.5 for two) says nothing
+    of today's cost; nor do mixtures of experts (their dense part is too small to weigh)."""
+    points = load_batched()
+    vulkan = [p for p in points if p.backend == "vulkan"]
+    assert vulkan and min(p.aggregate_tps for p in vulkan if p.streams == 2) < min(
+        p.aggregate_tps for p in vulkan if p.streams == 1
+    )
+    cost = fit_small_batch_cost(default_model(), points)
+    assert "vulkan" not in cost  # it takes the pooled figure
+    assert 0.1 < cost["*"] < 1.0
+    dense_only = [p for p in points if not p.facts.is_moe]
+    assert fit_small_batch_cost(default_model(), dense_only) == cost
+    assert (
+        fit_small_batch_cost(default_model(), [p for p in points if p.backend != "vulkan"]) == cost
+    )

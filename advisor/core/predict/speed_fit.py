@@ -93,13 +93,20 @@ def fit_small_batch_cost(model: SpeedModel, points: Iterable[BatchedPoint]) -> d
     is a few percent of its step (its extra streams' expert reads are counted in full)."""
     points = list(points)
     singles = {_series(p): p for p in points if p.streams == 1}
+    # a series where more streams ever got fewer tokens/s than one was run on a kernel
+    # regression (RTX 3090, Vulkan, the master of 2024-12-29 that PR 10991 fixed): it says
+    # nothing of today's cost, at any batch
+    broken = {
+        _series(p) for p in points
+        if _series(p) in singles and p.aggregate_tps < singles[_series(p)].aggregate_tps
+    }  # fmt: skip
     values: dict[str, list[float]] = {}
     for p in points:
         one = singles.get(_series(p))
         if one is None or not 1 < p.streams <= SMALL_BATCH_MAX or p.facts.is_moe:
             continue
-        if p.aggregate_tps < one.aggregate_tps:
-            continue  # fewer tokens/s for more streams: a kernel regression, not a cost
+        if _series(p) in broken:
+            continue
         f = p.facts
         depth = p.prompt_tokens + p.n_gen // 2
         overhead = model.decode_params(p.device, p.backend, f).t_layer_s * f.n_layers
