@@ -504,7 +504,8 @@ def test_extra_stream_bytes_by_hand():
 @pytest.mark.parametrize(
     ("device", "shape"),
     [("DGX Spark", "gpt-oss-120b"), ("RTX 4090", "qwen3-30b-a3b"),
-     ("Apple M4 Max (40", "qwen3-30b-a3b"), ("RTX 4090", "llama-3.1-8b")],
+     ("Apple M4 Max (40", "qwen3-30b-a3b"), ("RTX 4090", "llama-3.1-8b"),
+     ("Radeon 780M (Ryzen 7 8700G", "llama-3.1-8b"), ("Arc 140V", "mistral-nemo-12b")],
 )  # fmt: skip
 def test_more_streams_never_serve_fewer_tokens_in_all(cat, device, shape):
     """An extra stream costs at most its own weight reads: all users together never get fewer
