@@ -280,3 +280,14 @@ def test_the_heading_names_a_synthetic_models_quantisation_once(tiny_model, tmp_
     assert heading.count("Q4_0") == 1 and "random weights" in heading, heading
     shape = run("project", "--shape", "llama-3.1-8b", "--to", "RTX 4090", home=tmp_path).stdout
     assert shape.startswith("Llama 3.1 8B (Q4_K_M, 4.91 GB)")
+
+
+def test_fits_for_many_users_says_the_speed_is_each_users(tmp_path):
+    out = run("fits", "--device", "DGX Spark", "--workload", "many-users", "--min-tps", "5",
+              home=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "decoding at least 5 tokens/s each" in lines[0]
+    assert "t/s each of 32" in lines[1] and "decode t/s" not in lines[1]
+    one = run("fits", "--device", "DGX Spark", home=tmp_path)
+    assert "decode t/s" in one.stdout.splitlines()[1]

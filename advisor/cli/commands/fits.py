@@ -52,13 +52,21 @@ def run(args: argparse.Namespace) -> Output:
         "models": [r.to_json() for r in rows],
     }
     chip = catalogue.chip_sentence(device, "try --device '{}'.") if args.device else ""
-    return Output(data, lambda: text(name, workload.label, min_tps, rows, chip))
+    return Output(
+        data, lambda: text(name, workload.label, min_tps, rows, chip, workload.concurrency)
+    )
 
 
 def text(
-    name: str, workload: str, min_tps: float | None, rows: list[FitRow], chip: str = ""
+    name: str,
+    workload: str,
+    min_tps: float | None,
+    rows: list[FitRow],
+    chip: str = "",
+    users: int = 1,
 ) -> str:
-    speed = f", decoding at least {min_tps:g} tokens/s" if min_tps else ""
+    each = " each" if users > 1 else ""
+    speed = f", decoding at least {min_tps:g} tokens/s{each}" if min_tps else ""
     lines = [f"What runs on {name} for '{workload}'{speed}, biggest first:"]
     if chip:
         lines.append(chip)
@@ -74,6 +82,7 @@ def text(
         ]
         for r in rows
     ]  # fmt: skip
-    headers = ["model", "quant", "GB", "decode t/s", "prefill t/s", "longest context", "basis"]
+    decode = f"t/s each of {users}" if users > 1 else "decode t/s"
+    headers = ["model", "quant", "GB", decode, "prefill t/s", "longest context", "basis"]
     lines.append(format_table(headers, table, right=(2, 3, 4, 5)))
     return "\n".join(lines)
