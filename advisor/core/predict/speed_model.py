@@ -440,8 +440,12 @@ class SpeedModel:
             compute += streams * attention / attention_rate / tg_ratio
         if streams > 1:
             cost = self.share_for(backend, "small_batch")
-            multiplied, reread = extra_stream_bytes(facts, min(streams, SMALL_BATCH_MAX))
-            matrix_vector = (cost * multiplied + reread) / bandwidth / tg_ratio
+
+            def vector(n: int) -> float:  # matrix-vector kernels' extra time for n streams
+                multiplied, reread = extra_stream_bytes(facts, n)
+                return (cost * multiplied + reread) / bandwidth / tg_ratio
+
+            matrix_vector = vector(min(streams, SMALL_BATCH_MAX))
             if streams <= SMALL_BATCH_MAX or not compute_rate:
                 compute += matrix_vector
             else:
@@ -451,9 +455,7 @@ class SpeedModel:
                 # less time than one of 8 did, so per-user speed never rises with the batch
                 fill = streams / (TILE_TOKENS * math.ceil(streams / TILE_TOKENS))
                 tiled = (streams - 1) * facts.flops_per_token(0) / (compute_rate * fill)
-                multiplied, reread = extra_stream_bytes(facts, streams)
-                vector = (cost * multiplied + reread) / bandwidth / tg_ratio
-                compute += max(min(tiled, vector), matrix_vector)
+                compute += max(min(tiled, vector(streams)), matrix_vector)
         return Step(memory, compute, step_bytes)
 
     def share_for(self, backend: str, what: str) -> float:
