@@ -291,3 +291,17 @@ def test_fits_for_many_users_says_the_speed_is_each_users(tmp_path):
     assert "t/s each of 32" in lines[1] and "decode t/s" not in lines[1]
     one = run("fits", "--device", "DGX Spark", home=tmp_path)
     assert "decode t/s" in one.stdout.splitlines()[1]
+
+
+def test_a_projection_from_your_run_answers_in_seconds_and_money(tmp_path):
+    out = run("project", "--shape", "mistral-nemo-12b", "--quant", "q4_k_m", "--from-device",
+              "Apple M4 Pro 20-core GPU", "--from-tg", "29.2", "--from-pp", "284", "--to",
+              "RTX 4090", home=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    at = next(
+        i for i, line in enumerate(lines) if line.startswith('For "Chat" the GeForce RTX 4090')
+    )
+    assert lines[at + 1].startswith("Chat: ") and "a whole answer takes" in lines[at + 1]
+    assert "instead of 18 s" in lines[at + 1]  # 500 tokens at the measured 29.2 t/s, and the prompt
+    assert lines[at + 2].startswith("GeForce RTX 4090: Launch price $1,599, $")

@@ -22,7 +22,7 @@ from advisor.core.predict.projection_types import ProjectionError
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.verdict import Verdict
 from advisor.core.predict.workloads import Workload, custom_workload, get_workload
-from advisor.usecases.compare import projection_table, verdicts_from_reference
+from advisor.usecases.compare import focus_of, projection_table, verdicts_from_reference
 from advisor.usecases.machine import cached_report, host_for
 from advisor.usecases.models import facts_for_choice
 from advisor.usecases.reference import (
@@ -230,5 +230,12 @@ def text(
         )
     lines += [f"  {p.device}: {note}" for p in projections for note in p.notes]
     lines += [f"  {chip}" for chip in chips]
-    lines += [f"\n{v.sentence}" for v in verdicts]
+    for v in verdicts:
+        lines.append(f"\n{v.sentence}")
+        # what a person would notice, in seconds, for the workload asked about
+        focus = next((g for g in v.gains if g.workload == focus_of(workload) and g.feel), None)
+        if focus is not None:
+            lines.append(focus.feel)
+        if v.price_sentence:
+            lines.append(f"{v.target}: {v.price_sentence}")
     return "\n".join(lines)

@@ -51,6 +51,16 @@ class Verdict:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def price_sentence(self) -> str:
+        """'Launch price $1,599, $640 per 1x of speed-up.' ('' without a price)."""
+        if not self.price_usd:
+            return ""
+        per = self.price_per_speedup_usd
+        return f"Launch price ${self.price_usd:,.0f}" + (
+            f", ${per:,.0f} per 1x of speed-up." if per else "."
+        )
+
 
 def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a and b else None

@@ -275,16 +275,7 @@ class ComparePanel(QtWidgets.QWidget):
             else f"<tr><td>{g.label}</td><td colspan=3>{_NO_GAIN.get(g.missing, '—')}</td></tr>"
             for g in v.gains
         )
-        price = (
-            f"<br>Launch price ${v.price_usd:,.0f}"
-            + (
-                f", ${v.price_per_speedup_usd:,.0f} per 1x of speed-up"
-                if v.price_per_speedup_usd
-                else ""
-            )
-            if v.price_usd
-            else ""
-        )
+        price = f"<br>{v.price_sentence}" if v.price_sentence else ""
         self.verdict.setText(
             f"<p style='color:{foreground.name()}'><b>{v.sentence}</b></p>"
             f"<table cellspacing=4><tr><th align='left'>Workload</th><th>Overall</th>"
