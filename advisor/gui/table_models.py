@@ -126,7 +126,8 @@ class ProjectionTableModel(_Table):
         "The memory size assumed (the smallest option the model fits in).",
         "Does the model with its KV cache fit in this device's memory? 'partly' means some "
         "layers run from system RAM, much slower.",
-        "Writing speed for one user (decode): how fast the answer appears, tokens per second.",
+        "Writing speed each user sees (decode): how fast the answer appears, tokens per "
+        "second; with several users at once, each one's share.",
         "Where the true decode speed most likely lands: the range that held about 85% of "
         "held-out errors for this basis and backend, wider for mixtures of experts, many "
         "users, deep contexts and spilled layers; for your own run, its measured spread.",
