@@ -37,7 +37,7 @@ from advisor.gui.workload_services import WorkloadServices
 from advisor.usecases.about import AboutFacts, about_facts, known_backend, llama_cpp_commit
 from advisor.usecases.bench_config import BenchChoices, bench_config
 from advisor.usecases.charts import RunCurves, run_curves
-from advisor.usecases.compare import ProjectionTable, projection_table, verdict
+from advisor.usecases.compare import ProjectionTable, projection_table, verdict, verdict_source
 from advisor.usecases.machine import detect_machine
 from advisor.usecases.notices import app_notices
 from advisor.usecases.upgrade import Projected, project_candidates
@@ -375,7 +375,7 @@ class AppServices(WorkloadServices):
         if choice is None or profile is None or target is None:
             return
         reference = self._reference()
-        source = Target(profile.device, backend=profile.backend)
+        source = verdict_source(reference, profile)
 
         def work() -> Verdict:
             return verdict(
@@ -417,11 +417,7 @@ class AppServices(WorkloadServices):
         if choice is None or profile is None:
             return
         reference = self._reference()
-        source = (
-            Target(reference.device, backend=reference.backend)
-            if reference is not None
-            else Target(profile.device, backend=profile.backend)
-        )
+        source = verdict_source(reference, profile)
 
         def work() -> Verdict:
             return verdict(

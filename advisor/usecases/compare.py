@@ -95,6 +95,16 @@ def verdict(
     )
 
 
+def verdict_source(reference: Reference | None, this_machine: MachineProfile | None) -> Target:
+    """What a verdict compares a device with: the device the shown run was measured on (a run
+    from History may come from another machine), else this machine."""
+    if reference is not None:
+        return Target(reference.device, backend=reference.backend)
+    if this_machine is None:
+        raise ValueError("a verdict needs a run or this machine to compare with")
+    return Target(this_machine.device, backend=this_machine.backend)
+
+
 def verdicts_from_reference(
     facts: ModelFacts,
     targets: Sequence[Target],

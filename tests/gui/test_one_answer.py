@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from advisor.core.runs.results import RunHardware
+from advisor.gui.table_models import OBJECT_ROLE
 
 TARGETS = {"nvidia-geforce-rtx-4090": "RTX 4090", "apple-m4-max-40c": "M4 Max 40-core GPU"}
 
@@ -101,3 +102,36 @@ def test_the_charts_draw_what_the_command_line_projects_for_the_run(
                "--prompt", "0", "--answer", "2", "--depth", str(int(xs[i])))  # fmt: skip
     assert cli["targets"][0]["decode_tps"] == pytest.approx(float(ys[i]), rel=1e-9)
     assert np.all(np.isfinite(ys))
+
+
+def test_the_compare_verdict_gives_the_price_the_command_line_gives(
+    make_window, qtbot, tiny_run, tiny_model, tmp_path
+):
+    run = _runs(tiny_run)["gpu"]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run.to_json()))
+    env = {**os.environ, "ADVISOR_HOME": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-m", "advisor", "project", "--model", str(tiny_model), "--result",
+         str(path), "--workload", "chat", "--to", "RTX 4090"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("GeForce RTX 4090: Launch"))
+    price = line.removeprefix("GeForce RTX 4090: ")
+    assert price.startswith("Launch price $1,599, $") and price.endswith(" per 1x of speed-up.")
+
+    window, services = make_window()
+    services.open_run(run)
+    window.show_page("Compare all devices")
+    compare = window.compare
+    compare.workload.setCurrentIndex(compare.workload.findData("chat"))
+    compare.refresh()
+    qtbot.waitUntil(lambda: compare.model.rowCount() > 100, timeout=20_000)
+    row = next(
+        r for r in range(compare.proxy.rowCount())
+        if compare.proxy.index(r, 0).data(OBJECT_ROLE).device_id == "nvidia-geforce-rtx-4090"
+    )  # fmt: skip
+    compare.table.selectRow(row)
+    qtbot.waitUntil(lambda: "Launch price" in compare.verdict.text(), timeout=20_000)
+    assert price in compare.verdict.text()
