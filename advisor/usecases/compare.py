@@ -114,7 +114,7 @@ def verdicts_from_reference(
     reference: Reference,
 ) -> list[Verdict]:
     """A verdict for each target against the device the user measured."""
-    source = Target(reference.device, backend=reference.backend)
+    source = verdict_source(reference, None)
     return [
         verdict(facts, source, t, workload, host=host, reference=reference)
         for t in targets
