@@ -55,6 +55,18 @@ def _runs(tiny_run):
     }
 
 
+def _compare_page(make_window, qtbot, run):
+    """The app's Compare page for the chat workload, with the run open and the table filled."""
+    window, services = make_window()
+    services.open_run(run)
+    window.show_page("Compare all devices")
+    compare = window.compare
+    compare.workload.setCurrentIndex(compare.workload.findData("chat"))
+    compare.refresh()
+    qtbot.waitUntil(lambda: compare.model.rowCount() > 100, timeout=20_000)
+    return compare
+
+
 @pytest.mark.parametrize("kind", ["gpu", "cpu"])
 def test_a_run_from_another_machine_gives_the_same_numbers_everywhere(
     make_window, qtbot, tiny_run, tiny_model, tmp_path, kind
@@ -67,13 +79,7 @@ def test_a_run_from_another_machine_gives_the_same_numbers_everywhere(
     by_id = {t["device_id"]: t for t in cli["targets"]}
     assert cli["reference"]["device"] == run.hardware.device_name
 
-    window, services = make_window()
-    services.open_run(run)
-    window.show_page("Compare all devices")
-    compare = window.compare
-    compare.workload.setCurrentIndex(compare.workload.findData("chat"))
-    compare.refresh()
-    qtbot.waitUntil(lambda: compare.model.rowCount() > 100, timeout=20_000)
+    compare = _compare_page(make_window, qtbot, run)
     rows = {
         compare.model.row_object(r).device_id: compare.model.row_object(r)
         for r in range(compare.model.rowCount())
@@ -121,13 +127,7 @@ def test_the_compare_verdict_gives_the_price_the_command_line_gives(
     price = line.removeprefix("GeForce RTX 4090: ")
     assert price.startswith("Launch price $1,599, $") and price.endswith(" per 1x of speed-up.")
 
-    window, services = make_window()
-    services.open_run(run)
-    window.show_page("Compare all devices")
-    compare = window.compare
-    compare.workload.setCurrentIndex(compare.workload.findData("chat"))
-    compare.refresh()
-    qtbot.waitUntil(lambda: compare.model.rowCount() > 100, timeout=20_000)
+    compare = _compare_page(make_window, qtbot, run)
     row = next(
         r for r in range(compare.proxy.rowCount())
         if compare.proxy.index(r, 0).data(OBJECT_ROLE).device_id == "nvidia-geforce-rtx-4090"
