@@ -1,5 +1,6 @@
 """Every catalogued device, a dense model and two mixtures of experts: the projections behave as
-physics says they must. More users never get fewer tokens/s in all, nor more each; a deeper
+physics says they must. More users never get fewer tokens/s in all, nor more each, nor more in all
+than the device prefills (no batch multiplies its tokens faster than a full one); a deeper
 history never decodes faster; every figure sits inside its band. (A sweep like this found 765
 falls in the all-users figure before 19dcee9 and a45877d.)"""
 
@@ -48,6 +49,8 @@ def test_every_device_behaves(shape, quant):
             for low, value, high in bands:
                 if low and value and high and not low <= value <= high:
                     wrong.append(f"{device.name}, {users} users: {value} outside {low}-{high}")
+            if p.prefill_tps and p.aggregate_tps > p.prefill_tps * (1 + TOLERANCE):
+                wrong.append(f"{device.name}: {users} users outrun its own prefill")
             if before is not None:
                 if p.aggregate_tps < before.aggregate_tps * (1 - TOLERANCE):
                     wrong.append(f"{device.name}: {users} users get fewer tokens/s in all")

@@ -334,24 +334,25 @@ def _decode(s: _Setup, model: SpeedModel, rate: float | None) -> _Decode:
     kv_penalty = s.ratios.kv_seconds_per_byte if s.own_device else 0.0
     tg_ratio = s.carried(model, s.ratios.tg)
 
-    def step(streams: int) -> tuple[float, float, float]:
+    def step(streams: int) -> tuple[float, float, float, bool]:
         st = model.step(
             s.device, s.backend, s.facts, streams=streams, depth=depth, compute_rate=rate,
             cache_type=s.cache_type, tg_ratio=tg_ratio, on_device=s.fit.share_on_device,
             spill_bandwidth=s.fit.spill_bandwidth_bytes_per_s,
         )  # fmt: skip
         memory = st.memory_s + HOP_OVERHEAD_S * (s.count - 1)
-        return memory, st.compute_s + streams * kv_per_stream * kv_penalty, st.bytes
+        compute = st.compute_s + streams * kv_per_stream * kv_penalty
+        return memory, compute, st.bytes, st.compute_bound
 
-    memory_t, compute_t, step_bytes = step(1)
+    memory_t, compute_t, step_bytes, _ = step(1)
     decode_tps = 1.0 / (memory_t + compute_t)
     per_user = aggregate = decode_tps
     limited = s.fit.spill_label if s.fit.share_on_device < 1 else "bandwidth"
     if s.streams > 1:
-        memory_t, compute_t, step_bytes = step(s.streams)
+        memory_t, compute_t, step_bytes, bound = step(s.streams)
         aggregate = s.streams / (memory_t + compute_t)
         per_user = aggregate / s.streams
-        limited = "compute" if compute_t > memory_t else "bandwidth"
+        limited = "compute" if bound or compute_t > memory_t else "bandwidth"
     return _Decode(decode_tps, per_user, aggregate, limited, kv_per_stream, step_bytes)
 
 

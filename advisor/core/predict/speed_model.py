@@ -456,6 +456,12 @@ class SpeedModel:
                 fill = streams / (TILE_TOKENS * math.ceil(streams / TILE_TOKENS))
                 tiled = (streams - 1) * facts.flops_per_token(0) / (compute_rate * fill)
                 compute += max(min(tiled, vector(streams)), matrix_vector)
+            if compute_rate:
+                # and no step of several streams multiplies its tokens faster than a full
+                # batch does: a CPU's many users never outrun its own prefill
+                floor = streams * facts.flops_per_token(0) / compute_rate
+                if memory + compute < floor:
+                    return Step(memory, floor - memory, step_bytes, compute_bound=True)
         return Step(memory, compute, step_bytes)
 
     def share_for(self, backend: str, what: str) -> float:
@@ -473,6 +479,7 @@ class Step:
     memory_s: float
     compute_s: float
     bytes: float
+    compute_bound: bool = False  # the tokens' FLOPs at a full batch's rate set the step
 
     @property
     def seconds(self) -> float:
@@ -480,7 +487,7 @@ class Step:
 
     @property
     def limited_by(self) -> str:
-        return "compute" if self.compute_s > self.memory_s else "bandwidth"
+        return "compute" if self.compute_bound or self.compute_s > self.memory_s else "bandwidth"
 
 
 @cache
