@@ -19,7 +19,7 @@ from advisor.core.predict.projection import Projection, Target, basis_rank
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.value import Energy, Price, energy_of, price_of, value_frontier
 from advisor.core.predict.workloads import Workload
-from advisor.usecases.compare import projection_table
+from advisor.usecases.compare import projection_table, verdict_source
 
 # what a hobbyist buys by default: current and last-generation consumer cards, Apple machines,
 # unified-memory boxes; datacenter and workstation cards are behind a toggle
@@ -79,9 +79,7 @@ def project_candidates(
     rows = table.projections
     mine = rows[0] if table.this_machine_id is not None else None
     others = rows[1:] if mine is not None else rows
-    mine_device = None
-    if this_machine is not None:
-        mine_device = reference.device if reference is not None else this_machine.device
+    mine_device = verdict_source(reference, this_machine).device if this_machine else None
     pairs = []
     by_key = {(t.device.id, t.count): t for t in targets}
     for p in others:

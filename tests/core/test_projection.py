@@ -448,7 +448,9 @@ def test_verdict_says_which_side_cannot_run_the_model(cat):
     # where only the current device cannot run it, the new one's answer is still given
     chat = next(g for g in v.gains if g.workload == "chat")
     assert chat.missing == "source" and chat.after_s
-    assert chat.feel.startswith("Chat: this machine cannot run the model; on the GeForce RTX 4090")
+    assert chat.feel.startswith(
+        "Chat: the GeForce RTX 4060 cannot run the model; on the GeForce RTX 4090"
+    )
     assert "a whole answer takes" in chat.feel and chat.feel.endswith("tokens/s).")
 
 

@@ -66,15 +66,21 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a and b else None
 
 
-def _without_speedup(w: Workload, b: Projection, missing: str, target: Target) -> WorkloadGain:
+def _name(t: Target) -> str:
+    """'GeForce RTX 3090 x2': the device, and how many."""
+    return t.device.name + (f" x{t.count}" if t.count > 1 else "")
+
+
+def _without_speedup(
+    w: Workload, b: Projection, missing: str, source: str, target: str
+) -> WorkloadGain:
     """A workload with no speed-up to state. Where only the current device cannot run the
     model, what the new one would do is still the answer."""
     feel = ""
     if missing == "source" and b.request_s and b.per_user_tps:
-        name = target.device.name + (f" x{target.count}" if target.count > 1 else "")
         each = " each" if w.concurrency > 1 else ""
         feel = (
-            f"{w.label}: this machine cannot run the model; on the {name} a whole answer "
+            f"{w.label}: the {source} cannot run the model; on the {target} a whole answer "
             f"takes {seconds(b.request_s)} ({b.per_user_tps:,.0f} tokens/s{each})."
         )
     return WorkloadGain(
@@ -104,7 +110,7 @@ def upgrade_verdict(
         basis = min(basis, a.basis, b.basis, key=basis_rank)
         if a.fits == "no" or b.fits == "no" or not a.request_s or not b.request_s:
             missing = "source" if a.fits == "no" else "target" if b.fits == "no" else "estimate"
-            gains.append(_without_speedup(w, b, missing, target))
+            gains.append(_without_speedup(w, b, missing, _name(source), _name(target)))
             continue
         prefill_time = a.ttft_s or 0.0
         bound = "prefill" if prefill_time > a.request_s / 2 else "decode"
@@ -122,7 +128,7 @@ def upgrade_verdict(
             first_after_s=b.ttft_s or 0.0,
             decode_before_tps=a.per_user_tps or 0.0,
             decode_after_tps=b.per_user_tps or 0.0,
-            target=target.device.name + (f" x{target.count}" if target.count > 1 else ""),
+            target=_name(target),
         )
         gains.append(
             WorkloadGain(
