@@ -133,16 +133,21 @@ def test_a_settings_file_damaged_twice_keeps_both_copies_and_says_so(tmp_path):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_sigterm_while_writing_a_model_leaves_nothing_behind(tmp_path):
+    # 1.3 GB: long enough to be stopped mid-write (several seconds), small enough that a CI disk
+    # holds it (an 8B Q8_0 needs 8.5 GB free, and synth rightly refuses to start without it)
     out = tmp_path / "big.gguf"
     env = {**os.environ, "ADVISOR_HOME": str(tmp_path / "home")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "advisor", "synth", str(out), "--shape", "llama-3.1-8b",
+        [sys.executable, "-m", "advisor", "synth", str(out), "--shape", "llama-3.2-1b",
          "--quant", "q8_0"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not list(tmp_path.glob(".big.gguf.*")):
-        time.sleep(0.05)
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            pytest.fail(f"synth ended before writing (exit {proc.returncode}): {err.strip()}")
+        time.sleep(0.02)
     assert list(tmp_path.glob(".big.gguf.*")), "the writer never started"
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
