@@ -238,6 +238,8 @@ def test_opening_a_saved_run_fills_every_page(make_window, qtbot):
     text = window.bench.explanation.text()
     assert "attention" in text  # the depth drop is larger than the extra KV bytes explain
     assert "With 4 users at once" in text
+    # the prefill share names the peak it is a share of: the one the run was counted against
+    assert "17% of the 1.54 TFLOP/s compute peak" in text, text
 
     # a custom workload shaped like the run's tests: the machine's own row gives them back
     window.show_page("Compare all devices")

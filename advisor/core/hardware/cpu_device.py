@@ -102,4 +102,9 @@ def cpu_device(
         cpu_threads=cpu.logical_cores,
         simd=(matched.simd if matched else None) or _simd_label(cpu.features),
         fp32_tflops_is_estimate=True,
+        # the catalogue's other peaks of the chip: this machine's ceilings are the catalogue's
+        int8_dot_tops=matched.int8_dot_tops if matched else None,
+        int8_tensor_tops=matched.int8_tensor_tops if matched else None,
+        bf16_tensor_tflops=matched.bf16_tensor_tflops if matched else None,
+        fp16_tflops=matched.fp16_tflops if matched else None,
     )

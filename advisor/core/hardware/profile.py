@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from advisor.core.catalogue.backend_paths import PRECISION_WORDS, usable_compute
 from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
 from advisor.core.hardware.cpu_device import cpu_device, cpu_peak_flops
@@ -59,14 +60,32 @@ class MachineProfile:
     peak_flops_source: str
     host: Host
     notes: tuple[str, ...] = field(default=())
-    # CPUs run quantised models on int8 dot products: a different (higher) compute peak
+    # an estimate of the CPU's int8 dot-product peak: shown only where the backend-path table
+    # gives the device no figure (compute_peak)
     peak_quantized_ops_per_s: float | None = None
     peak_quantized_source: str = ""
     # a detected GPU whose name fits several catalogued variants: the ids to ask the user about
     variants: tuple[str, ...] = ()
 
     def compute_peak(self, quantized: bool) -> tuple[float | None, str]:
-        """The compute roof for a model: int8 peak for quantised models on a CPU."""
+        """The compute roof a model's prefill is measured against, with where it comes from:
+        the peak of the precision llama.cpp's kernels run in on this device and backend (the
+        backend-path table), the figure the run's ceiling and every prediction use. Where the
+        table has no figure for the device, the profile's own estimate."""
+        usable = usable_compute(self.device, self.backend, quantized)
+        if usable.flops_per_s and usable.rule is not None:
+            words = f"{PRECISION_WORDS.get(usable.precision, usable.precision)} peak"
+            wanted = usable.rule.precision[0]
+            if wanted != usable.precision:
+                words += (
+                    ", the figure prefill is counted against: none is published for the "
+                    f"{PRECISION_WORDS.get(wanted, wanted)} llama.cpp uses"
+                )
+            if self.device.is_cpu and usable.precision == "fp32_tflops":
+                words += f"; {self.peak_flops_source}"
+            elif usable.estimate:
+                words += "; estimate"
+            return usable.flops_per_s, words
         if quantized and self.peak_quantized_ops_per_s:
             return self.peak_quantized_ops_per_s, self.peak_quantized_source
         return self.peak_flops_per_s, self.peak_flops_source

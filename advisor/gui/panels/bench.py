@@ -277,7 +277,8 @@ def explain_run(run: RunResult) -> str:
             "More bandwidth (GB/s) makes this faster; more compute does not."
         )
     if pp and pp.achieved_flops_per_s:
-        ceiling = f", {pp.efficiency:.0%} of the compute peak" if pp.efficiency else ""
+        peak = pp.achieved_flops_per_s / pp.efficiency / 1e12 if pp.efficiency else 0.0
+        ceiling = f", {pp.efficiency:.0%} of the {peak:,.2f} TFLOP/s compute peak" if peak else ""
         lines.append(
             f"<b>Reading</b> (prefill): {pp.tokens_per_s:,.0f} tokens/s, "
             f"{pp.achieved_flops_per_s / 1e12:,.2f} TFLOP/s{ceiling}. A {pp.n_prompt}-token prompt "

@@ -12,6 +12,7 @@ from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.hardware import parsers as P
 from advisor.core.hardware.model import BackendInfo, CpuInfo, HardwareReport, RamInfo
 from advisor.core.hardware.profile import build_profile, match_catalogue
+from advisor.core.predict.speed_model import usable_peak
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 
@@ -109,9 +110,8 @@ def test_profile_falls_back_to_the_cpu_without_a_gpu_backend():
     assert "catalogue" in profile.spec_bandwidth_source
     assert profile.measured_bandwidth_bytes_per_s == 60e9
     quantized, source = profile.compute_peak(True)
-    # a CPU's quantized kernels run in the CPU's own vector peak: a number with its source,
-    # never below the float peak
-    assert quantized is not None and quantized >= profile.peak_flops_per_s > 0
+    # the peak shown is the one a run's ceiling and the predictions count prefill against
+    assert quantized == usable_peak(profile.device, "cpu", True) > 0
     assert source
 
 
@@ -120,3 +120,39 @@ def test_a_hand_picked_device_wins():
     report = match_catalogue(_report([], backends=("CPU",)), cat)
     profile = build_profile(replace(report), cat, chosen_device_id="apple-m4-max-40c")
     assert profile.name == "Apple M4 Max (40-core GPU)" and profile.backend == "metal"
+
+
+@pytest.mark.parametrize(
+    ("cpu_model", "features", "gpus", "words"),
+    [
+        # an unknown CPU: no INT8 figure, so the FP32 estimate, and the sentence says why
+        ("AMD EPYC", ("AVX2", "FMA"), (), "none is published for the INT8 dot products"),
+        # a catalogued CPU with an INT8 figure (an MSVC build reaches it): this machine's own
+        # record keeps the catalogue's peaks, so its ceiling is the catalogue chip's
+        ("Intel Xeon Platinum 8480+", ("AVX2", "AVX512F", "AVX512_VNNI", "AMX_INT8"), (), ""),
+        # a GPU: its INT8 matrix peak for a quantised model
+        ("AMD Ryzen 9 7950X 16-Core Processor", ("AVX2",), "rtx4090", "INT8 matrix units"),
+    ],
+)
+def test_the_compute_peak_shown_is_the_one_prefill_is_counted_against(
+    cpu_model, features, gpus, words
+):
+    """The Machine page and `advisor detect` showed a CPU's INT8 estimate (0.38 TFLOP/s on two
+    cores) while the run's ceiling counted against its FP32 peak (0.19): '74% of the compute
+    peak' beside a page whose peak made it 37%."""
+    cat = load_catalogue()
+    parsed = (
+        P.parse_nvidia_smi_xml((FIX / "nvidia/smi-q-x-rtx4090.xml").read_text()) if gpus else []
+    )
+    report = _report(parsed, cpu_model=cpu_model)
+    report = replace(report, cpu=replace(report.cpu, features=features))
+    profile = build_profile(match_catalogue(report, cat), cat)
+    for quantized in (True, False):
+        shown, source = profile.compute_peak(quantized)
+        assert shown == usable_peak(profile.device, profile.backend, quantized), quantized
+        assert source
+    if words:
+        assert words in profile.compute_peak(True)[1]
+    matched = cat.by_id(profile.catalogue_id) if profile.catalogue_id else None
+    if matched is not None and matched.is_cpu:
+        assert profile.device.int8_dot_tops == matched.int8_dot_tops
