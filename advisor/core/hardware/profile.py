@@ -20,6 +20,13 @@ from advisor.core.infra.units import GB, GiB
 
 DEFAULT_RAM_BANDWIDTH_BYTES_PER_S = 50e9  # a dual-channel DDR4/DDR5 desktop, when nothing is known
 GPU_BACKENDS = ("cuda", "metal", "rocm", "vulkan", "sycl")
+BACKEND_NAMES = {
+    "cuda": "CUDA",
+    "metal": "Metal",
+    "rocm": "ROCm",
+    "vulkan": "Vulkan",
+    "sycl": "SYCL",
+}
 
 
 @dataclass(frozen=True)
@@ -136,7 +143,7 @@ def build_profile(
         gpu = chosen
         notes.append(f"Device chosen by hand: {chosen.name}.")
     if gpu is not None and (gpu_backend or chosen is not None or gpu.device_class == "apple_soc"):
-        return _gpu_profile(report, gpu, gpu_seen, gpu_backend, chosen, host, notes)
+        return _gpu_profile(report, gpu, gpu_seen, backends, chosen, host, notes)
     return replace(_cpu_profile(report, catalogue, chosen, host, notes), variants=variants)
 
 
@@ -169,13 +176,23 @@ def _gpu_profile(
     report: HardwareReport,
     gpu: Device,
     gpu_seen: GpuInfo | None,
-    gpu_backend: str | None,
+    installed: set[str],
     chosen: Device | None,
     host: Host,
     notes: list[str],
 ) -> MachineProfile:
-    backend = gpu_backend or gpu.usual_backend
-    if not gpu_backend and chosen is None:
+    # the first installed GPU backend the device runs (CUDA on an Apple chip, Metal on a
+    # GeForce: none of its numbers would exist), else a build with its usual one
+    runs = [b for b in GPU_BACKENDS if b in installed and b in gpu.backends]
+    backend = runs[0] if runs else gpu.usual_backend
+    other = next((b for b in GPU_BACKENDS if b in installed), None)
+    if not runs and other:
+        notes.append(
+            f"The installed llama.cpp runs {BACKEND_NAMES.get(other, other)}, which the "
+            f"{gpu.name} does not; the numbers assume a build with "
+            f"{BACKEND_NAMES.get(backend, backend)}."
+        )
+    elif not runs and chosen is None:
         notes.append(
             f"The installed llama.cpp has no GPU backend, so the {gpu.name} is "
             "not used; the projection assumes a build with "

@@ -156,3 +156,25 @@ def test_the_compute_peak_shown_is_the_one_prefill_is_counted_against(
     matched = cat.by_id(profile.catalogue_id) if profile.catalogue_id else None
     if matched is not None and matched.is_cpu:
         assert profile.device.int8_dot_tops == matched.int8_dot_tops
+
+
+@pytest.mark.parametrize(
+    ("installed", "device_id", "backend", "note"),
+    [
+        # a Mac's Metal build, a GeForce chosen by hand: Metal on a GeForce has no numbers
+        (("CPU", "Metal"), "nvidia-geforce-rtx-4090", "cuda", "runs Metal, which the GeForce"),
+        (("CPU", "CUDA"), "apple-m4-max-40c", "metal", "assume a build with Metal"),
+        (("CPU", "CUDA"), "amd-radeon-rx-7900-xtx", "rocm", "runs CUDA, which the Radeon"),
+        # a backend installed that the device runs is the one used, with nothing to say
+        (("CPU", "Vulkan"), "nvidia-geforce-rtx-4090", "vulkan", ""),
+        (("CPU", "Metal", "Vulkan"), "amd-radeon-rx-7900-xtx", "vulkan", ""),
+    ],
+)
+def test_a_chosen_device_gets_a_backend_it_runs(installed, device_id, backend, note):
+    cat = load_catalogue()
+    report = match_catalogue(_report([], backends=installed), cat)
+    profile = build_profile(report, cat, chosen_device_id=device_id)
+    assert profile.backend == backend
+    said = " ".join(profile.notes)
+    assert (note in said) if note else ("does not" not in said), said
+    assert profile.compute_peak(True)[0]  # a backend with numbers
