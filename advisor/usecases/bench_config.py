@@ -137,6 +137,8 @@ def with_machine_facts(
     say how long the run takes)."""
     if profile is None:
         return config
+    if reason := profile.not_measurable_here():
+        raise InputError(reason)
     # the prefill roof a run is explained against: the precision the backend really runs in
     # (the backend-path table), the profile's own estimate where the table has no figure
     peak = usable_peak(profile.device, profile.backend, facts.is_quantized)

@@ -174,6 +174,16 @@ def test_choose_device_by_hand(make_window, qtbot, recorded_detect):
     assert services.state.profile.name == "GeForce RTX 4090"
     assert services.settings.current.chosen_device_id == "nvidia-geforce-rtx-4090"
     assert "GeForce RTX 4090" in window.machine.runs_on_text.text()
+    # this machine's llama.cpp has only the CPU backend: a run would measure the CPU, and
+    # must not be saved under the card's name
+    services.choose_shape("llama-3.2-1b", "q4_0")
+    window.show_page("Benchmark")
+    qtbot.mouseClick(window.bench.run_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(window.banner.isVisible, timeout=5000)
+    text = window.banner.message.text()
+    assert "no CUDA backend" in text and "measure the CPU, not the GeForce RTX 4090" in text
+    assert not services.bench.running
+    assert window.bench.run_button.isEnabled()
 
 
 def test_a_name_that_fits_several_variants_asks_with_a_short_picker(make_window, qtbot):

@@ -73,6 +73,21 @@ class MachineProfile:
     peak_quantized_source: str = ""
     # a detected GPU whose name fits several catalogued variants: the ids to ask the user about
     variants: tuple[str, ...] = ()
+    # the backends the installed llama.cpp has, lower case ("cpu", "cuda"); () where unknown
+    llama_backends: tuple[str, ...] = ()
+
+    def not_measurable_here(self) -> str | None:
+        """Why a benchmark here would not measure this device, in one sentence: a device
+        chosen by hand whose backend the installed llama.cpp lacks would have its name put on
+        a run of the CPU. None where a run measures it (or the build is unknown)."""
+        if not self.llama_backends or self.backend in self.llama_backends:
+            return None
+        return (
+            f"The installed llama.cpp has no {BACKEND_NAMES.get(self.backend, self.backend)} "
+            f"backend, so a benchmark here would measure the CPU, not the {self.name}: install "
+            "a build with it (see the README), or choose 'Use the detected one' on the "
+            "Machine page."
+        )
 
     def compute_peak(self, quantized: bool) -> tuple[float | None, str]:
         """The compute roof a model's prefill is measured against, with where it comes from:
@@ -142,9 +157,13 @@ def build_profile(
     if chosen is not None and not chosen.is_cpu:
         gpu = chosen
         notes.append(f"Device chosen by hand: {chosen.name}.")
+    known = report.backend is not None and report.backend.available
+    installed = tuple(sorted(backends | {"cpu"})) if known else ()
     if gpu is not None and (gpu_backend or chosen is not None or gpu.device_class == "apple_soc"):
-        return _gpu_profile(report, gpu, gpu_seen, backends, chosen, host, notes)
-    return replace(_cpu_profile(report, catalogue, chosen, host, notes), variants=variants)
+        profile = _gpu_profile(report, gpu, gpu_seen, backends, chosen, host, notes)
+        return replace(profile, llama_backends=installed)
+    profile = _cpu_profile(report, catalogue, chosen, host, notes)
+    return replace(profile, variants=variants, llama_backends=installed)
 
 
 def _detected_gpu(

@@ -178,3 +178,6 @@ def test_a_chosen_device_gets_a_backend_it_runs(installed, device_id, backend, n
     said = " ".join(profile.notes)
     assert (note in said) if note else ("does not" not in said), said
     assert profile.compute_peak(True)[0]  # a backend with numbers
+    # a benchmark here measures the device only where the build has its backend
+    runs_here = backend in {b.lower() for b in installed}
+    assert (profile.not_measurable_here() is None) == runs_here
