@@ -181,7 +181,8 @@ def test_choose_device_by_hand(make_window, qtbot, recorded_detect):
     qtbot.mouseClick(window.bench.run_button, QtCore.Qt.MouseButton.LeftButton)
     qtbot.waitUntil(window.banner.isVisible, timeout=5000)
     text = window.banner.message.text()
-    assert "no CUDA backend" in text and "measure the CPU, not the GeForce RTX 4090" in text
+    assert "no CUDA backend" in text and "own hardware, not the GeForce RTX 4090" in text
+    assert text in window.machine.notes.text()  # the Machine page said so before the click
     assert not services.bench.running
     assert window.bench.run_button.isEnabled()
 

@@ -84,7 +84,8 @@ class MachineProfile:
             return None
         return (
             f"The installed llama.cpp has no {BACKEND_NAMES.get(self.backend, self.backend)} "
-            f"backend, so a benchmark here would measure the CPU, not the {self.name}: install "
+            f"backend, so a benchmark here would measure this computer's own hardware, not "
+            f"the {self.name}: install "
             "a build with it (see the README), or choose 'Use the detected one' on the "
             "Machine page."
         )
@@ -160,8 +161,12 @@ def build_profile(
     known = report.backend is not None and report.backend.available
     installed = tuple(sorted(backends | {"cpu"})) if known else ()
     if gpu is not None and (gpu_backend or chosen is not None or gpu.device_class == "apple_soc"):
-        profile = _gpu_profile(report, gpu, gpu_seen, backends, chosen, host, notes)
-        return replace(profile, llama_backends=installed)
+        profile = replace(
+            _gpu_profile(report, gpu, gpu_seen, backends, chosen, host, notes),
+            llama_backends=installed,
+        )
+        reason = profile.not_measurable_here()
+        return replace(profile, notes=(*profile.notes, reason)) if reason else profile
     profile = _cpu_profile(report, catalogue, chosen, host, notes)
     return replace(profile, variants=variants, llama_backends=installed)
 
