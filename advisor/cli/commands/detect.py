@@ -91,6 +91,8 @@ def text(report: HardwareReport, profile: MachineProfile) -> str:
         ("  compute", f"{(peak or 0) / 1e12:.2f} TFLOP/s ({source})" if peak else "unknown")
     )
     lines = [format_pairs(rows)]
+    if profile.notes:
+        lines += ["", *profile.notes]
     unknown = [n for n in report.notes if n.status != "ok"]
     if unknown:
         lines.append("\nNot available here:")

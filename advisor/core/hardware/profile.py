@@ -20,6 +20,14 @@ from advisor.core.infra.units import GB, GiB
 
 DEFAULT_RAM_BANDWIDTH_BYTES_PER_S = 50e9  # a dual-channel DDR4/DDR5 desktop, when nothing is known
 GPU_BACKENDS = ("cuda", "metal", "rocm", "vulkan", "sycl")
+# how llama.cpp is built with each backend (its CMake options)
+CMAKE_FLAGS = {
+    "cuda": "-DGGML_CUDA=on",
+    "metal": "-DGGML_METAL=on",
+    "rocm": "-DGGML_HIP=on",
+    "vulkan": "-DGGML_VULKAN=on",
+    "sycl": "-DGGML_SYCL=on",
+}
 BACKEND_NAMES = {
     "cuda": "CUDA",
     "metal": "Metal",
@@ -79,15 +87,15 @@ class MachineProfile:
     def not_measurable_here(self) -> str | None:
         """Why a benchmark here would not measure this device, in one sentence: a device
         chosen by hand whose backend the installed llama.cpp lacks would have its name put on
-        a run of the CPU. None where a run measures it (or the build is unknown)."""
+        a run of this computer's own hardware. None where a run measures it (or the build is
+        unknown)."""
         if not self.llama_backends or self.backend in self.llama_backends:
             return None
         return (
             f"The installed llama.cpp has no {BACKEND_NAMES.get(self.backend, self.backend)} "
             f"backend, so a benchmark here would measure this computer's own hardware, not "
-            f"the {self.name}: install "
-            "a build with it (see the README), or choose 'Use the detected one' on the "
-            "Machine page."
+            f"the {self.name}: install a build with it (see the README), or choose 'Use the "
+            "detected one' on the Machine page."
         )
 
     def compute_peak(self, quantized: bool) -> tuple[float | None, str]:
@@ -167,6 +175,16 @@ def build_profile(
         )
         reason = profile.not_measurable_here()
         return replace(profile, notes=(*profile.notes, reason)) if reason else profile
+    if gpu is not None and known:
+        backend = gpu.usual_backend
+        flag = CMAKE_FLAGS.get(backend, "-DGGML_VULKAN=on")
+        notes.append(
+            f"Your {gpu.name} is not used: the installed llama.cpp has no "
+            f"{BACKEND_NAMES.get(backend, backend)} backend (a CPU-only build), so the numbers "
+            "here are the CPU's. To measure the card, reinstall llama-cpp-python with "
+            f'CMAKE_ARGS="{flag}" and --force-reinstall --no-cache-dir (the README has the '
+            "command)."
+        )
     profile = _cpu_profile(report, catalogue, chosen, host, notes)
     return replace(profile, variants=variants, llama_backends=installed)
 

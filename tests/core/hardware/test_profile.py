@@ -181,3 +181,21 @@ def test_a_chosen_device_gets_a_backend_it_runs(installed, device_id, backend, n
     # a benchmark here measures the device only where the build has its backend
     runs_here = backend in {b.lower() for b in installed}
     assert (profile.not_measurable_here() is None) == runs_here
+
+
+def test_a_gpu_a_cpu_only_build_cannot_use_is_named_with_how_to_use_it():
+    """The default pip install builds llama.cpp for the CPU only: the card went unmentioned and
+    the page showed the CPU as if no GPU were there."""
+    from advisor.cli.commands.detect import text
+
+    cat = load_catalogue()
+    gpus = P.parse_nvidia_smi_xml((FIX / "nvidia/smi-q-x-rtx4090.xml").read_text())
+    report = match_catalogue(_report(gpus, backends=("CPU",)), cat)
+    profile = build_profile(report, cat)
+    assert profile.backend == "cpu"
+    said = " ".join(profile.notes)
+    assert "GeForce RTX 4090 is not used" in said and 'CMAKE_ARGS="-DGGML_CUDA=on"' in said
+    assert said in text(report, profile)  # `advisor detect` prints it too
+    # with the backend installed, nothing to say
+    with_cuda = build_profile(match_catalogue(_report(gpus), cat), cat)
+    assert with_cuda.backend == "cuda" and "not used" not in " ".join(with_cuda.notes)
