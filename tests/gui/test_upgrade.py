@@ -99,3 +99,35 @@ def test_changing_the_workload_reprojects(make_window, qtbot, workload):
     panel.workload.setCurrentIndex(panel.workload.findData(workload))
     qtbot.waitUntil(lambda: panel.projected is not first, timeout=20_000)
     assert panel.projected.workload.id == workload
+
+
+def test_a_card_the_build_does_not_use_is_marked_yours(make_window, qtbot, recorded_report):
+    """A machine with an RTX 4090 and llama.cpp built for the CPU only (pip's default): the
+    answer compared the CPU with a list that offered the 4090 as an upgrade, never saying the
+    user already has one."""
+    from dataclasses import replace
+
+    from advisor.core.hardware import parsers as P
+    from advisor.core.hardware.profile import build_profile, match_catalogue
+    from tests.conftest import REPO
+
+    xml = REPO / "tests/core/hardware/fixtures/nvidia/smi-q-x-rtx4090.xml"
+    report = replace(recorded_report, gpus=tuple(P.parse_nvidia_smi_xml(xml.read_text())))
+
+    def detect(paths, *, probe_bandwidth=True, use_cache=True, chosen_device_id=None,
+               catalogue=None):  # fmt: skip
+        matched = match_catalogue(report, catalogue)
+        return matched, build_profile(matched, catalogue, chosen_device_id=chosen_device_id)
+
+    window, services = make_window(detect=detect)
+    assert services.state.profile.backend == "cpu"
+    panel = _ready(window, qtbot, services)
+    assert "You already have a <b>GeForce RTX 4090</b>" in panel.caption.text()
+    shown = [panel.model.data(panel.model.index(r, CandidateTableModel.DEVICE), DISPLAY)
+             for r in range(panel.model.rowCount())]  # fmt: skip
+    assert [s for s in shown if "(yours)" in s] == [
+        s for s in shown if s.startswith("GeForce RTX 4090  ")
+    ]
+    assert any(s.startswith("GeForce RTX 4090  (yours)") for s in shown)
+    assert not any("RTX 4090 x2  (yours" in s for s in shown)  # two cards are not what you have
+    assert "not used" in window.machine.notes.text()

@@ -83,6 +83,8 @@ class MachineProfile:
     variants: tuple[str, ...] = ()
     # the backends the installed llama.cpp has, lower case ("cpu", "cuda"); () where unknown
     llama_backends: tuple[str, ...] = ()
+    # a GPU in this machine the installed llama.cpp cannot use (a CPU-only build): its id
+    unused_gpu_id: str | None = None
 
     def not_measurable_here(self) -> str | None:
         """Why a benchmark here would not measure this device, in one sentence: a device
@@ -186,7 +188,8 @@ def build_profile(
             "command)."
         )
     profile = _cpu_profile(report, catalogue, chosen, host, notes)
-    return replace(profile, variants=variants, llama_backends=installed)
+    unused = gpu.id if gpu is not None and known else None
+    return replace(profile, variants=variants, llama_backends=installed, unused_gpu_id=unused)
 
 
 def _detected_gpu(

@@ -197,6 +197,7 @@ class UpgradePanel(QtWidgets.QWidget):
             return
         self._generation += 1
         generation = self._generation
+        self.model.yours_unused = self.state.profile.unused_gpu_id
         self.caption.setText(self._caption())
         self.services.upgrade_projections(
             self.current_workload(),
@@ -284,7 +285,15 @@ class UpgradePanel(QtWidgets.QWidget):
             base = f"measured on {run.device_name}: {measured}"
         else:
             base = "predicted (run a benchmark, step 3, to measure this machine)"
-        return f"<b>{choice.label}</b> on <b>{profile.name}</b>, {base}."
+        caption = f"<b>{choice.label}</b> on <b>{profile.name}</b>, {base}."
+        unused = self.services.catalogue.by_id(profile.unused_gpu_id or "")
+        if unused is not None:
+            caption += (
+                f"<br>You already have a <b>{unused.name}</b>, which this llama.cpp build does "
+                "not use (This machine says how to change that): its row, marked yours, is what "
+                "it would do."
+            )
+        return caption
 
     def _summary(self, chosen: Candidate | None, v: Verdict | None) -> str:
         _, foreground = _palette_colours()
