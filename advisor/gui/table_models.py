@@ -158,6 +158,7 @@ class ProjectionTableModel(_Table):
         super().__init__(parent)
         self._classes: dict[str, str] = {}
         self.this_machine_id: str | None = None
+        self.yours_unused: str | None = None  # a card here the llama.cpp build does not use
 
     def set_projections(
         self,
@@ -174,7 +175,10 @@ class ProjectionTableModel(_Table):
 
     def display(self, p: Projection, col: int, row: int) -> str:
         if col == self.DEVICE:
-            return f"{p.device}  (this machine)" if self.is_this_machine(row) else p.device
+            if self.is_this_machine(row):
+                return f"{p.device}  (this machine)"
+            yours = p.device_id == self.yours_unused and p.count == 1
+            return f"{p.device}  (yours, unused here)" if yours else p.device
         if col == self.CLASS:
             return self._classes.get(p.device_id, "")
         if col == self.MEMORY:

@@ -131,3 +131,10 @@ def test_a_card_the_build_does_not_use_is_marked_yours(make_window, qtbot, recor
     assert any(s.startswith("GeForce RTX 4090  (yours)") for s in shown)
     assert not any("RTX 4090 x2  (yours" in s for s in shown)  # two cards are not what you have
     assert "not used" in window.machine.notes.text()
+    # the Compare page marks it too
+    window.show_page("Compare all devices")
+    compare = window.compare.model
+    qtbot.waitUntil(lambda: compare.rowCount() > 100, timeout=20_000)
+    marked = [compare.data(compare.index(r, compare.DEVICE), DISPLAY)
+              for r in range(compare.rowCount())]  # fmt: skip
+    assert [m for m in marked if "(yours" in m] == ["GeForce RTX 4090  (yours, unused here)"]

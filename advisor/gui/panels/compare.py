@@ -194,6 +194,7 @@ class ComparePanel(QtWidgets.QWidget):
         )
         self._generation += 1
         generation = self._generation
+        self.model.yours_unused = self.state.profile.unused_gpu_id
         self.services.projections(w, lambda table: self._on_projections_ready(table, generation))
 
     def _on_projections_ready(self, table: ProjectionTable, generation: int) -> None:
