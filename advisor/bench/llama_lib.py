@@ -17,7 +17,7 @@ from typing import Any
 import llama_cpp
 from llama_cpp import llama_cpp as C
 
-from advisor.core.hardware.model import BackendInfo, LlamaDevice
+from advisor.core.hardware.model import BACKEND_NAMES, BackendInfo, LlamaDevice
 
 GGML_MAX_N_THREADS = 512
 KV_CACHE_TYPES = {
@@ -94,14 +94,10 @@ def recent_log(n: int = 30) -> str:
 # -------------------------------------------------------------------------------------------
 
 _BACKEND_NAMES = {
+    **BACKEND_NAMES,
     "cpu": "CPU",
-    "metal": "Metal",
     "mtl": "Metal",
-    "cuda": "CUDA",
-    "vulkan": "Vulkan",
-    "rocm": "ROCm",
     "hip": "ROCm",
-    "sycl": "SYCL",
     "blas": "BLAS",
     "rpc": "RPC",
     "opencl": "OpenCL",

@@ -38,6 +38,11 @@ class _Table(QtCore.QAbstractTableModel):
         # filtering and fitting columns ask for each cell's text again and again: each once
         self._sort_keys: dict[tuple[int, int], Any] = {}
         self._texts: dict[tuple[int, int], str] = {}
+        # a card in this machine the llama.cpp build does not use (its id): its row says yours
+        self.yours_unused: str | None = None
+
+    def is_yours_unused(self, device_id: str, count: int) -> bool:
+        return count == 1 and device_id == self.yours_unused
 
     def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
@@ -158,7 +163,6 @@ class ProjectionTableModel(_Table):
         super().__init__(parent)
         self._classes: dict[str, str] = {}
         self.this_machine_id: str | None = None
-        self.yours_unused: str | None = None  # a card here the llama.cpp build does not use
 
     def set_projections(
         self,
@@ -177,7 +181,7 @@ class ProjectionTableModel(_Table):
         if col == self.DEVICE:
             if self.is_this_machine(row):
                 return f"{p.device}  (this machine)"
-            yours = p.device_id == self.yours_unused and p.count == 1
+            yours = self.is_yours_unused(p.device_id, p.count)
             return f"{p.device}  (yours, unused here)" if yours else p.device
         if col == self.CLASS:
             return self._classes.get(p.device_id, "")

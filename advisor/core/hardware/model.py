@@ -104,6 +104,16 @@ class LlamaDevice:
     memory_total_bytes: int = 0
 
 
+# llama.cpp's GPU backends by the names people know them by (BackendInfo.backends uses these)
+BACKEND_NAMES = {
+    "cuda": "CUDA",
+    "metal": "Metal",
+    "rocm": "ROCm",
+    "vulkan": "Vulkan",
+    "sycl": "SYCL",
+}
+
+
 @dataclass(frozen=True)
 class BackendInfo:
     """What the installed llama.cpp was built with, as llama.cpp itself reports."""

@@ -15,7 +15,7 @@ from advisor.core.catalogue.backend_paths import PRECISION_WORDS, usable_compute
 from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
 from advisor.core.hardware.cpu_device import cpu_device, cpu_peak_flops
-from advisor.core.hardware.model import GpuInfo, HardwareReport
+from advisor.core.hardware.model import BACKEND_NAMES, GpuInfo, HardwareReport
 from advisor.core.infra.units import GB, GiB
 
 DEFAULT_RAM_BANDWIDTH_BYTES_PER_S = 50e9  # a dual-channel DDR4/DDR5 desktop, when nothing is known
@@ -27,13 +27,6 @@ CMAKE_FLAGS = {
     "rocm": "-DGGML_HIP=on",
     "vulkan": "-DGGML_VULKAN=on",
     "sycl": "-DGGML_SYCL=on",
-}
-BACKEND_NAMES = {
-    "cuda": "CUDA",
-    "metal": "Metal",
-    "rocm": "ROCm",
-    "vulkan": "Vulkan",
-    "sycl": "SYCL",
 }
 
 

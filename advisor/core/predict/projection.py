@@ -42,7 +42,7 @@ from advisor.core.predict.projection_types import (
 )
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.speed_fit import default_model
-from advisor.core.predict.speed_model import BASES, SpeedModel, usable_peak
+from advisor.core.predict.speed_model import BASES, SpeedModel, Step, usable_peak
 from advisor.core.predict.workloads import Workload, custom_workload
 
 PCIE_BYTES_PER_S = 25e9  # spilled weights cross PCIe 4.0 x16 once per prompt batch
@@ -334,25 +334,28 @@ def _decode(s: _Setup, model: SpeedModel, rate: float | None) -> _Decode:
     kv_penalty = s.ratios.kv_seconds_per_byte if s.own_device else 0.0
     tg_ratio = s.carried(model, s.ratios.tg)
 
-    def step(streams: int) -> tuple[float, float, float, bool]:
+    def step(streams: int) -> Step:
         st = model.step(
             s.device, s.backend, s.facts, streams=streams, depth=depth, compute_rate=rate,
             cache_type=s.cache_type, tg_ratio=tg_ratio, on_device=s.fit.share_on_device,
             spill_bandwidth=s.fit.spill_bandwidth_bytes_per_s,
         )  # fmt: skip
-        memory = st.memory_s + HOP_OVERHEAD_S * (s.count - 1)
-        compute = st.compute_s + streams * kv_per_stream * kv_penalty
-        return memory, compute, st.bytes, st.compute_bound
+        return replace(
+            st,
+            memory_s=st.memory_s + HOP_OVERHEAD_S * (s.count - 1),
+            compute_s=st.compute_s + streams * kv_per_stream * kv_penalty,
+        )
 
-    memory_t, compute_t, step_bytes, _ = step(1)
-    decode_tps = 1.0 / (memory_t + compute_t)
+    one = step(1)
+    decode_tps = 1.0 / one.seconds
     per_user = aggregate = decode_tps
     limited = s.fit.spill_label if s.fit.share_on_device < 1 else "bandwidth"
+    step_bytes = one.bytes
     if s.streams > 1:
-        memory_t, compute_t, step_bytes, bound = step(s.streams)
-        aggregate = s.streams / (memory_t + compute_t)
+        many = step(s.streams)
+        aggregate = s.streams / many.seconds
         per_user = aggregate / s.streams
-        limited = "compute" if bound or compute_t > memory_t else "bandwidth"
+        limited, step_bytes = many.limited_by, many.bytes
     return _Decode(decode_tps, per_user, aggregate, limited, kv_per_stream, step_bytes)
 
 

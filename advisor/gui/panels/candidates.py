@@ -39,16 +39,11 @@ class CandidateTableModel(_Table):
     NUMERIC = frozenset({ANSWER, FIRST, DECODE, SPEEDUP, PRICE, PER_TPS, POWER, MONTH})
     price_edited = QtCore.Signal(str, float)  # device id, price per card
     price_refused = QtCore.Signal(str)
-    yours_unused: str | None = None  # a card in this machine the llama.cpp build does not use
 
     def display(self, c: Candidate, col: int, row: int) -> str:
         p = c.projection
         if col == self.DEVICE:
-            yours = (
-                "  (yours)"
-                if c.target.device.id == self.yours_unused and c.target.count == 1
-                else ""
-            )
+            yours = "  (yours)" if self.is_yours_unused(c.target.device.id, c.target.count) else ""
             return c.name + yours + ("  ★" if c.on_frontier else "")
         if col == self.FITS:
             return {"yes": "yes", "partial": "partly", "no": "no"}.get(p.fits, p.fits)
