@@ -14,7 +14,9 @@ from dataclasses import dataclass, replace
 from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host, MachineProfile
+from advisor.core.infra.units import fmt_seconds
 from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.feel import READING_TPS, would_notice
 from advisor.core.predict.projection import Projection, Target, basis_rank
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.value import Energy, Price, energy_of, price_of, value_frontier
@@ -167,6 +169,71 @@ def _order(c: Candidate) -> tuple:
         not usable,
         c.projection.request_s or float("inf"),
         c.price.usd if c.price else float("inf"),
+    )
+
+
+def _usable(c: Candidate) -> bool:
+    return c.within_budget and c.projection.fits == "yes" and bool(c.projection.request_s)
+
+
+def best_within_budget(ranking: Ranking) -> Candidate | None:
+    """The recommendation: the fastest candidate within budget that fits."""
+    return next((c for c in ranking.candidates if _usable(c)), None)
+
+
+def enough_for_less(ranking: Ranking, streamed: bool) -> Candidate | None:
+    """The cheapest candidate within budget that fits and that a person could not tell from
+    the fastest one for this workload (`feel.would_notice`: an answer read as it appears,
+    faster than reading, by its first word's wait; any other by its whole wait, where a
+    second or a fifth of the wait is what a person tells apart); None where the fastest is
+    already the cheapest such one, or has no price to compare."""
+    best = best_within_budget(ranking)
+    if best is None or best.price is None:
+        return None
+    fast = best.projection
+
+    def same(p: Projection) -> bool:
+        return not would_notice(
+            streamed=streamed,
+            before_s=p.request_s or 0.0,
+            after_s=fast.request_s or 0.0,
+            first_before_s=p.ttft_s or 0.0,
+            first_after_s=fast.ttft_s or 0.0,
+            decode_before_tps=_low_end(p),
+        )
+
+    cheaper = [
+        c
+        for c in ranking.candidates
+        if _usable(c) and c.price is not None and c.price.usd < best.price.usd
+        and same(c.projection)
+    ]  # fmt: skip
+    return min(cheaper, key=lambda c: (c.price.usd, c.projection.request_s), default=None)  # type: ignore[union-attr]
+
+
+def _low_end(p: Projection) -> float:
+    """Tokens/s per user at the low end of the band: a card whose band reaches below reading
+    speed is not counted on to stay above it."""
+    low = p.decode_tps_low / p.decode_tps if p.decode_tps and p.decode_tps_low else 1.0
+    return (p.per_user_tps or 0.0) * min(low, 1.0)
+
+
+def for_less_sentence(cheaper: Candidate, best: Candidate, w: Workload) -> str:
+    """The line naming a cheaper card that feels the same for this workload."""
+    a, b = cheaper.projection, best.projection
+    assert cheaper.price is not None and best.price is not None
+    if w.streamed and _low_end(a) >= READING_TPS:
+        how = (
+            f"writes {a.per_user_tps:,.0f} tokens/s, faster than you read, and its first word "
+            f"comes after {fmt_seconds(a.ttft_s)} instead of {fmt_seconds(b.ttft_s)}"
+        )
+    else:
+        how = f"answers in {fmt_seconds(a.request_s)} instead of {fmt_seconds(b.request_s)}"
+    return (
+        f"Same feel for less: for {w.label}, the {cheaper.name} ({cheaper.price.label} "
+        f"${cheaper.price.usd:,.0f}; ${best.price.usd - cheaper.price.usd:,.0f} less) {how}: "
+        "a difference you would not notice"
+        + (f" (its figures: {a.basis})." if a.basis != b.basis else ".")
     )
 
 

@@ -138,3 +138,36 @@ def test_a_card_the_build_does_not_use_is_marked_yours(make_window, qtbot, recor
     marked = [compare.data(compare.index(r, compare.DEVICE), DISPLAY)
               for r in range(compare.rowCount())]  # fmt: skip
     assert [m for m in marked if "(yours" in m] == ["GeForce RTX 4090  (yours, unused here)"]
+
+
+def test_the_answer_names_a_cheaper_card_that_feels_the_same(make_window, qtbot):
+    from advisor.core.predict.feel import would_notice
+    from advisor.usecases.upgrade import best_within_budget, enough_for_less
+
+    window, services = make_window()
+    services.choose_shape("llama-3.2-1b", "q4_k_m")
+    window.show_page("Upgrade")
+    panel = window.upgrade
+    qtbot.waitUntil(lambda: "Same feel for less:" in panel.answer.text(), timeout=20_000)
+    streamed = panel.current_workload().streamed
+    best, cheaper = best_within_budget(panel.ranking), enough_for_less(panel.ranking, streamed)
+    assert cheaper is not None and cheaper.price.usd < best.price.usd
+    label = f"the {cheaper.name} ({cheaper.price.label} ${cheaper.price.usd:,.0f};"
+    assert label in panel.answer.text()
+
+    def noticed(c) -> bool:
+        a, b = c.projection, best.projection
+        low = a.per_user_tps * min(1.0, a.decode_tps_low / a.decode_tps)  # the band's low end
+        return would_notice(
+            streamed=streamed, before_s=a.request_s, after_s=b.request_s,
+            first_before_s=a.ttft_s, first_after_s=b.ttft_s, decode_before_tps=low,
+        )  # fmt: skip
+
+    assert not noticed(cheaper)
+    # every card cheaper still that fits within the budget would be noticed
+    for c in panel.ranking.candidates:
+        if c.price and c.price.usd < cheaper.price.usd and c.projection.fits == "yes":
+            assert noticed(c), c.name
+    # a budget below that card's price: no line naming it
+    panel.budget.setValue(int(cheaper.price.usd) - 1)
+    qtbot.waitUntil(lambda: f"the {cheaper.name} (" not in panel.answer.text(), timeout=10_000)

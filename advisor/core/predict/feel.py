@@ -41,6 +41,23 @@ def noticeable(before_s: float, after_s: float) -> bool:
     return saved >= UNNOTICED_S and saved >= JUST_NOTICEABLE_SHARE * before_s
 
 
+def would_notice(
+    *,
+    streamed: bool,
+    before_s: float,
+    after_s: float,
+    first_before_s: float,
+    first_after_s: float,
+    decode_before_tps: float,
+) -> bool:
+    """Would a person notice going from `before` to `after`? The rule `feel_sentence` words:
+    an answer read as it appears, already faster than reading, is felt only in its first
+    word's wait; any other answer in its whole wait."""
+    if streamed and decode_before_tps >= READING_TPS:
+        return noticeable(first_before_s, first_after_s)
+    return noticeable(before_s, after_s)
+
+
 def feel_sentence(
     label: str,
     *,

@@ -23,7 +23,15 @@ from advisor.gui.services import AppServices
 from advisor.gui.table_models import FIT_COLOURS, OBJECT_ROLE
 from advisor.gui.widgets import heading, muted, value_label
 from advisor.usecases.report_card import CardFacts, report_card_html
-from advisor.usecases.upgrade import Candidate, Projected, Ranking, rank_candidates
+from advisor.usecases.upgrade import (
+    Candidate,
+    Projected,
+    Ranking,
+    best_within_budget,
+    enough_for_less,
+    for_less_sentence,
+    rank_candidates,
+)
 
 RESIZE_ROWS = 25  # rows measured when columns are fitted to their contents
 
@@ -240,12 +248,7 @@ class UpgradePanel(QtWidgets.QWidget):
 
     def pick(self) -> Candidate | None:
         """The recommendation: the fastest candidate within budget that fits."""
-        if self.ranking is None:
-            return None
-        for c in self.ranking.candidates:
-            if c.within_budget and c.projection.fits == "yes" and c.projection.request_s:
-                return c
-        return None
+        return best_within_budget(self.ranking) if self.ranking is not None else None
 
     def _on_selection_changed(self, *_args) -> None:
         rows = self.table.selectionModel().selectedRows()
@@ -319,6 +322,14 @@ class UpgradePanel(QtWidgets.QWidget):
                 f"{w.label}: {fmt_seconds(chosen.projection.request_s)} per answer instead of "
                 f"{fmt_seconds(mine.request_s)}."
             )
+        cheaper = (
+            enough_for_less(self.ranking, w.streamed)
+            if self.ranking and lead != "Selected"
+            else None
+        )
+        for_less = ""
+        if cheaper is not None and cheaper.price is not None and chosen.price is not None:
+            for_less = f"<br>{for_less_sentence(cheaper, chosen, w)}"
         energy = ""
         if chosen.energy is not None and chosen.energy.cost_per_month is not None:
             energy = (
@@ -330,7 +341,8 @@ class UpgradePanel(QtWidgets.QWidget):
             "tokens/s: faster writing than that is not felt in chat."
         )
         body = "".join(f"<br>{line}" for line in lines)
-        return f"<span style='color:{foreground.name()}'>{head}{body}{energy}</span><br>{basis}"
+        text = f"{head}{body}{energy}{for_less}"
+        return f"<span style='color:{foreground.name()}'>{text}</span><br>{basis}"
 
     # --- the chart ---------------------------------------------------------------------
 
