@@ -184,9 +184,9 @@ def best_within_budget(ranking: Ranking) -> Candidate | None:
 def enough_for_less(ranking: Ranking, streamed: bool) -> Candidate | None:
     """The cheapest candidate within budget that fits and that a person could not tell from
     the fastest one for this workload (`feel.would_notice`: an answer read as it appears,
-    faster than reading, by its first word's wait; any other by its whole wait, where a
-    second or a fifth of the wait is what a person tells apart); None where the fastest is
-    already the cheapest such one, or has no price to compare."""
+    faster than reading, by its first word's wait; any other by its whole wait, where at
+    least a second and a fifth of the wait is what a person tells apart); None where the
+    fastest is already the cheapest such one, or has no price to compare."""
     best = best_within_budget(ranking)
     if best is None or best.price is None:
         return None
