@@ -181,6 +181,26 @@ def best_within_budget(ranking: Ranking) -> Candidate | None:
     return next((c for c in ranking.candidates if _usable(c)), None)
 
 
+def why_no_pick(ranking: Ranking) -> str:
+    """Why there is no recommendation, in one sentence with what to do: a context beyond what
+    the model was trained on (no card helps), a budget below every card that holds the model,
+    or a model no candidate holds whole."""
+    candidates = ranking.candidates
+    beyond = next((c for c in candidates if c.projection.beyond_context), None)
+    if beyond is not None:
+        note = next((n for n in beyond.projection.notes if "beyond the" in n), "")
+        return f"No card helps here. {note}"
+    if any(c.projection.fits == "yes" and c.projection.request_s for c in candidates):
+        return (
+            "Nothing that holds the model is within this budget: raise the budget, or choose "
+            "a smaller quantisation of the model (Model page)."
+        )
+    return (
+        "No candidate holds the whole model: choose a smaller quantisation of the model (Model "
+        "page); the table shows the ones that hold part of it."
+    )
+
+
 def enough_for_less(ranking: Ranking, streamed: bool) -> Candidate | None:
     """The cheapest candidate within budget that fits and that a person could not tell from
     the fastest one for this workload (`feel.would_notice`: an answer read as it appears,

@@ -11,7 +11,13 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from advisor.core.predict.value import Price
-from advisor.usecases.upgrade import Candidate, Ranking, best_within_budget, enough_for_less
+from advisor.usecases.upgrade import (
+    Candidate,
+    Ranking,
+    best_within_budget,
+    enough_for_less,
+    why_no_pick,
+)
 
 
 def _c(
@@ -24,10 +30,12 @@ def _c(
     ttft_s=0.0,
     tps=1.0,
     low=1.0,
+    beyond=False,
+    notes=(),
 ):
     projection = SimpleNamespace(
         device=name, fits=fits, request_s=request_s, ttft_s=ttft_s, per_user_tps=tps,
-        decode_tps=tps, decode_tps_low=tps * low,
+        decode_tps=tps, decode_tps_low=tps * low, beyond_context=beyond, notes=notes,
     )  # fmt: skip
     price = Price(usd, "new") if usd is not None else None
     return Candidate(None, projection, price, None, None, None, None, within, False)  # type: ignore[arg-type]
@@ -98,3 +106,20 @@ def test_a_band_reaching_below_reading_speed_counts_its_whole_wait():
         _c("borderline", 41.7, 300, ttft_s=0.3, tps=12, low=0.75),
     )
     assert enough_for_less(ranking, True) is None
+
+
+def test_why_there_is_no_recommendation():
+    beyond = "33,568 tokens of context is beyond the 32,768 this model was trained on: ..."
+    # the history is longer than the model was trained on: no card helps, whatever the budget
+    ranking = _ranking(
+        _c("a", None, 2000, beyond=True, notes=("x", beyond)), _c("b", None, 900, fits="no")
+    )
+    assert best_within_budget(ranking) is None
+    assert why_no_pick(ranking) == f"No card helps here. {beyond}"
+    # a card holds the model, but not within the budget
+    ranking = _ranking(_c("a", 2.0, 2000, within=False), _c("b", None, 300, fits="partial"))
+    assert best_within_budget(ranking) is None
+    assert why_no_pick(ranking).startswith("Nothing that holds the model is within this budget")
+    # no card holds it whole, whatever the budget
+    ranking = _ranking(_c("a", 9.0, 2000, fits="partial"), _c("b", None, 300, fits="no"))
+    assert why_no_pick(ranking).startswith("No candidate holds the whole model")

@@ -171,3 +171,14 @@ def test_the_answer_names_a_cheaper_card_that_feels_the_same(make_window, qtbot)
     # a budget below that card's price: no line naming it
     panel.budget.setValue(int(cheaper.price.usd) - 1)
     qtbot.waitUntil(lambda: f"the {cheaper.name} (" not in panel.answer.text(), timeout=10_000)
+
+
+def test_a_history_beyond_the_trained_context_is_said_not_blamed_on_the_budget(make_window, qtbot):
+    window, services = make_window()
+    services.choose_shape("qwen2.5-32b", "q4_k_m")  # trained on 32,768 tokens
+    window.show_page("Upgrade")
+    panel = window.upgrade
+    panel.workload.setCurrentIndex(panel.workload.findData("long-chat"))  # 32,768 of history
+    qtbot.waitUntil(lambda: "No card helps here." in panel.answer.text(), timeout=20_000)
+    assert "beyond the 32,768 this model was trained on" in panel.answer.text()
+    assert "budget" not in panel.answer.text()

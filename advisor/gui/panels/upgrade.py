@@ -31,6 +31,7 @@ from advisor.usecases.upgrade import (
     enough_for_less,
     for_less_sentence,
     rank_candidates,
+    why_no_pick,
 )
 
 RESIZE_ROWS = 25  # rows measured when columns are fitted to their contents
@@ -302,10 +303,7 @@ class UpgradePanel(QtWidgets.QWidget):
         _, foreground = _palette_colours()
         mine = self.ranking.mine if self.ranking else None
         if chosen is None:
-            return muted(
-                "Nothing fits within this budget: raise the budget, or choose a smaller "
-                "quantisation of the model (Model page)."
-            )
+            return muted(why_no_pick(self.ranking) if self.ranking else "")
         w = self.current_workload()
         lead = "Best within your budget" if chosen is self.pick() else "Selected"
         price = f" ({chosen.price.label} ${chosen.price.usd:,.0f})" if chosen.price else ""
