@@ -566,6 +566,21 @@ def test_spilled_layers_use_the_cpu_share_of_the_measured_ram_bandwidth(cat):
     assert 1 / p.decode_tps < 1.3 * spilled / (60e9 * cpu_share)
 
 
+def test_a_document_beyond_the_trained_context_is_said_in_the_verdict(cat):
+    llama3 = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")  # trained on 8,192 tokens
+    v = upgrade_verdict(
+        llama3, Target(cat.resolve("RTX 3060 12GB")), Target(cat.resolve("RTX 4090")), host=HOST
+    )
+    summarise = next(g for g in v.gains if g.workload == "summarise")
+    assert summarise.missing == "context"  # not "no estimate (no compute figure)"
+    assert summarise.feel == (
+        "Summarise a document: 20,200 tokens of context is beyond the 8,192 this model was "
+        "trained on, so no speed is predicted."
+    )
+    beyond = '"Summarise a document", "Long chat", "Coding agent" need more context than the'
+    assert f"{beyond} model was trained on." in v.sentence
+
+
 def test_seed_verdict_says_what_changes_in_seconds(cat, nemo):
     m4 = cat.resolve("Apple M4 Pro 20-core GPU")
     ref = Reference(m4, "metal", tg_tps=29.2, pp_tps=284, facts=nemo)

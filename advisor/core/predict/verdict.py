@@ -77,6 +77,10 @@ def _without_speedup(
     """A workload with no speed-up to state. Where only the current device cannot run the
     model, what the new one would do is still the answer."""
     feel = ""
+    if missing == "context":
+        note = next((n for n in b.notes if "beyond the" in n), "")
+        beyond = note.split(": llama.cpp")[0] or "more context than the model was trained on"
+        feel = f"{w.label}: {beyond}, so no speed is predicted."
     if missing == "source" and b.request_s and b.per_user_tps:
         each = " each" if w.concurrency > 1 else ""
         feel = (
@@ -109,7 +113,10 @@ def upgrade_verdict(
         b = project(facts, target, w, host=host, reference=reference, model=model)
         basis = min(basis, a.basis, b.basis, key=basis_rank)
         if a.fits == "no" or b.fits == "no" or not a.request_s or not b.request_s:
-            missing = "source" if a.fits == "no" else "target" if b.fits == "no" else "estimate"
+            missing = (
+                "source" if a.fits == "no" else "target" if b.fits == "no"
+                else "context" if a.beyond_context or b.beyond_context else "estimate"
+            )  # fmt: skip
             gains.append(_without_speedup(w, b, missing, _name(source), _name(target)))
             continue
         prefill_time = a.ttft_s or 0.0
@@ -173,6 +180,8 @@ def _sentence(source: str, target: str, gains: list[WorkloadGain], focus: str) -
             return f"The model does not fit the {target}."
         if reasons == {"source"}:
             return f"The model does not fit the {source}, so there is nothing to compare with."
+        if reasons == {"context"}:
+            return "No comparison: these workloads need more context than the model was trained on."
         return (
             f"No comparison: the {source} or the {target} lacks a figure needed to time these "
             "workloads."
@@ -193,6 +202,10 @@ def _sentence(source: str, target: str, gains: list[WorkloadGain], focus: str) -
         names = [f'"{g.label}"' for g in gains if g.missing == reason]
         if names:
             text += f" {who} cannot run the model for {', '.join(names)}."
+    beyond = [f'"{g.label}"' for g in gains if g.missing == "context"]
+    if beyond:
+        verb = "needs" if len(beyond) == 1 else "need"
+        text += f" {', '.join(beyond)} {verb} more context than the model was trained on."
     return text
 
 

@@ -22,6 +22,7 @@ _NO_GAIN = {
     "target": "does not fit",
     "source": "this machine cannot run it",
     "estimate": "no estimate (no compute figure)",
+    "context": "beyond the model's trained context",
 }
 
 

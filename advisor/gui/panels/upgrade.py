@@ -416,6 +416,7 @@ def _why_not(missing: str) -> str:
         "target": "the model does not fit it",
         "source": "this machine cannot run the model",
         "estimate": "no estimate (no compute figure)",
+        "context": "beyond the context the model was trained on",
     }.get(missing, "no estimate")
 
 

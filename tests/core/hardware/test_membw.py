@@ -27,3 +27,20 @@ def test_small_probe_reports_the_buffer_it_read():
     assert result.threads in (1, 2)
     assert result.read_bytes_per_s > 0 and result.copy_bytes_per_s > 0
     assert result.duration_s < 3.0
+
+
+def test_a_busy_machine_measures_the_part_faulted_in_by_the_deadline():
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
+    from advisor.core.hardware import membw
+
+    buffer = np.empty(256 * MiB // 8)
+    with ThreadPoolExecutor(2) as pool:
+        # the deadline already past: one round (2 threads x 32 MiB) is in, past the minimum
+        touched = membw._touch(buffer, pool, 2, deadline=0.0)
+        assert touched * 8 == 2 * membw._TOUCH_ROUND_BYTES >= membw._MIN_SIZE_BYTES
+        assert (buffer[:touched] == 1.0).all()
+        # time to spare: every page
+        assert membw._touch(buffer, pool, 2, deadline=float("inf")) == len(buffer)
