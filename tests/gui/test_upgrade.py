@@ -182,3 +182,8 @@ def test_a_history_beyond_the_trained_context_is_said_not_blamed_on_the_budget(m
     qtbot.waitUntil(lambda: "No card helps here." in panel.answer.text(), timeout=20_000)
     assert "beyond the 32,768 this model was trained on" in panel.answer.text()
     assert "budget" not in panel.answer.text()
+    assert not panel.chart.isVisibleTo(panel)  # no empty axes around zero
+    assert panel.chart_png() == b""
+    panel.workload.setCurrentIndex(panel.workload.findData("chat"))
+    qtbot.waitUntil(lambda: "Best within your budget" in panel.answer.text(), timeout=20_000)
+    assert panel.chart.isVisibleTo(panel)

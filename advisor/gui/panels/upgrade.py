@@ -353,6 +353,9 @@ class UpgradePanel(QtWidgets.QWidget):
         ]
         x = np.array([c.price.usd for c in fit], dtype=float)  # type: ignore[union-attr]
         y = np.array([3600.0 / c.projection.request_s for c in fit], dtype=float)  # type: ignore[operator]
+        # nothing with a price and a time to place (a context beyond the model's, nothing that
+        # fits): no chart, rather than empty axes around zero
+        self.chart.setVisible(bool(fit))
         brushes = [pg.mkBrush(FIT_COLOURS["yes"] if c.on_frontier else "#9aa0a6") for c in fit]
         self.points.setData(x=x, y=y, brush=brushes, data=[c.name for c in fit])
         on = sorted((c for c in fit if c.on_frontier), key=lambda c: c.price.usd)  # type: ignore[union-attr]
@@ -369,6 +372,8 @@ class UpgradePanel(QtWidgets.QWidget):
             self.mine_line.hide()
 
     def chart_png(self) -> bytes:
+        if not self.chart.isVisibleTo(self):
+            return b""
         image = self.chart.grab().toImage()
         buffer = QtCore.QBuffer()
         buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
