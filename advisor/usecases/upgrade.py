@@ -16,7 +16,7 @@ from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host, MachineProfile
 from advisor.core.infra.units import fmt_seconds
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.feel import READING_TPS, would_notice
+from advisor.core.predict.feel import READING_TPS, Waits, would_notice
 from advisor.core.predict.projection import Projection, Target, basis_rank
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.value import Energy, Price, energy_of, price_of, value_frontier
@@ -186,9 +186,8 @@ def why_no_pick(ranking: Ranking) -> str:
     the model was trained on (no card helps), a budget below every card that holds the model,
     or a model no candidate holds whole."""
     candidates = ranking.candidates
-    beyond = next((c for c in candidates if c.projection.beyond_context), None)
-    if beyond is not None:
-        note = next((n for n in beyond.projection.notes if "beyond the" in n), "")
+    note = next((c.projection.context_note for c in candidates if c.projection.context_note), "")
+    if note:
         return f"No card helps here. {note}"
     if any(c.projection.fits == "yes" and c.projection.request_s for c in candidates):
         return (
@@ -213,14 +212,7 @@ def enough_for_less(ranking: Ranking, streamed: bool) -> Candidate | None:
     fast = best.projection
 
     def same(p: Projection) -> bool:
-        return not would_notice(
-            streamed=streamed,
-            before_s=p.request_s or 0.0,
-            after_s=fast.request_s or 0.0,
-            first_before_s=p.ttft_s or 0.0,
-            first_after_s=fast.ttft_s or 0.0,
-            decode_before_tps=_low_end(p),
-        )
+        return not would_notice(streamed, Waits.between(p, fast, _low_end(p)))
 
     cheaper = [
         c

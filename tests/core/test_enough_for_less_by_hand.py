@@ -36,6 +36,7 @@ def _c(
     projection = SimpleNamespace(
         device=name, fits=fits, request_s=request_s, ttft_s=ttft_s, per_user_tps=tps,
         decode_tps=tps, decode_tps_low=tps * low, beyond_context=beyond, notes=notes,
+        context_note=next((n for n in notes if "trained on" in n), "") if beyond else "",
     )  # fmt: skip
     price = Price(usd, "new") if usd is not None else None
     return Candidate(None, projection, price, None, None, None, None, within, False)  # type: ignore[arg-type]

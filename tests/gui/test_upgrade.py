@@ -141,7 +141,7 @@ def test_a_card_the_build_does_not_use_is_marked_yours(make_window, qtbot, recor
 
 
 def test_the_answer_names_a_cheaper_card_that_feels_the_same(make_window, qtbot):
-    from advisor.core.predict.feel import would_notice
+    from advisor.core.predict.feel import Waits, would_notice
     from advisor.usecases.upgrade import best_within_budget, enough_for_less
 
     window, services = make_window()
@@ -158,10 +158,7 @@ def test_the_answer_names_a_cheaper_card_that_feels_the_same(make_window, qtbot)
     def noticed(c) -> bool:
         a, b = c.projection, best.projection
         low = a.per_user_tps * min(1.0, a.decode_tps_low / a.decode_tps)  # the band's low end
-        return would_notice(
-            streamed=streamed, before_s=a.request_s, after_s=b.request_s,
-            first_before_s=a.ttft_s, first_after_s=b.ttft_s, decode_before_tps=low,
-        )  # fmt: skip
+        return would_notice(streamed, Waits.between(a, b, decode_before_tps=low))
 
     assert not noticed(cheaper)
     # every card cheaper still that fits within the budget would be noticed

@@ -8,6 +8,12 @@ waiting and not. These constants turn the projections into that sentence.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from advisor.core.predict.projection_types import Projection
+
 # Silent reading runs at about 238 words a minute for non-fiction (Brysbaert, "How many words
 # do we read per minute? A review and meta-analysis of reading rate", Journal of Memory and
 # Language 109, 2019), i.e. 4 words/s; skimming reaches about twice that. At ~1.33 tokens per
@@ -41,40 +47,52 @@ def noticeable(before_s: float, after_s: float) -> bool:
     return saved >= UNNOTICED_S and saved >= JUST_NOTICEABLE_SHARE * before_s
 
 
-def would_notice(
-    *,
-    streamed: bool,
-    before_s: float,
-    after_s: float,
-    first_before_s: float,
-    first_after_s: float,
-    decode_before_tps: float,
-) -> bool:
+@dataclass(frozen=True)
+class Waits:
+    """One workload's waits and speeds on two devices: `before` (what you have or would
+    keep) and `after` (what you would buy)."""
+
+    before_s: float
+    after_s: float
+    first_before_s: float = 0.0
+    first_after_s: float = 0.0
+    decode_before_tps: float = 0.0
+    decode_after_tps: float = 0.0
+
+    @classmethod
+    def between(
+        cls, before: Projection, after: Projection, decode_before_tps: float | None = None
+    ) -> Waits:
+        """From two projections of the same workload (`decode_before_tps`: a more cautious
+        figure than the projection's own, e.g. its band's low end)."""
+        return cls(
+            before.request_s or 0.0,
+            after.request_s or 0.0,
+            before.ttft_s or 0.0,
+            after.ttft_s or 0.0,
+            (before.per_user_tps or 0.0) if decode_before_tps is None else decode_before_tps,
+            after.per_user_tps or 0.0,
+        )
+
+
+def would_notice(streamed: bool, waits: Waits) -> bool:
     """Would a person notice going from `before` to `after`? The rule `feel_sentence` words:
     an answer read as it appears, already faster than reading, is felt only in its first
     word's wait; any other answer in its whole wait."""
-    if streamed and decode_before_tps >= READING_TPS:
-        return noticeable(first_before_s, first_after_s)
-    return noticeable(before_s, after_s)
+    if streamed and waits.decode_before_tps >= READING_TPS:
+        return noticeable(waits.first_before_s, waits.first_after_s)
+    return noticeable(waits.before_s, waits.after_s)
 
 
-def feel_sentence(
-    label: str,
-    *,
-    streamed: bool,
-    before_s: float,
-    after_s: float,
-    first_before_s: float,
-    first_after_s: float,
-    decode_before_tps: float,
-    decode_after_tps: float,
-    target: str,
-) -> str:
+def feel_sentence(label: str, *, streamed: bool, waits: Waits, target: str) -> str:
     """One sentence for one workload: what the person at the prompt would notice.
 
     `streamed`: the answer is read as it appears (chat), so decode beyond reading speed is not
     felt and the first token's wait is what counts; otherwise the whole request is waited for.
     """
+    before_s, after_s = waits.before_s, waits.after_s
+    first_before_s, first_after_s = waits.first_before_s, waits.first_after_s
+    decode_before_tps, decode_after_tps = waits.decode_before_tps, waits.decode_after_tps
     whole = f"a whole answer takes {seconds(after_s)} instead of {seconds(before_s)}"
     if streamed and decode_before_tps >= READING_TPS:
         sooner = first_before_s - first_after_s

@@ -38,6 +38,7 @@ from advisor.core.predict.projection_types import (
     Projection,
     ProjectionError,
     Target,
+    beyond_context_clause,
     several_of_a_chip_sentence,
 )
 from advisor.core.predict.reference import Reference
@@ -263,10 +264,9 @@ def project(
         )  # fmt: skip
     if facts.context_length and workload.context_tokens() > facts.context_length:
         notes.append(
-            f"{workload.context_tokens():,} tokens of context is beyond the "
-            f"{facts.context_length:,} this model was trained on: llama.cpp would need RoPE "
-            "scaling and the answers degrade, so no speed is predicted. Shorten the history "
-            "or choose a model trained on a longer context."
+            f"{beyond_context_clause(workload.context_tokens(), facts.context_length)}: "
+            "llama.cpp would need RoPE scaling and the answers degrade, so no speed is "
+            "predicted. Shorten the history or choose a model trained on a longer context."
         )
         return Projection(
             fits=fit.fits, offloaded_share=fit.share_on_device,

@@ -30,6 +30,14 @@ class Target:
     memory_gb: float | None = None  # one memory option of the device; None: the smallest that fits
 
 
+TRAINED_ON = "this model was trained on"
+
+
+def beyond_context_clause(context_tokens: int, trained_tokens: int) -> str:
+    """'20,200 tokens of context is beyond the 8,192 this model was trained on'."""
+    return f"{context_tokens:,} tokens of context is beyond the {trained_tokens:,} {TRAINED_ON}"
+
+
 @dataclass(frozen=True)
 class Projection:
     """One device's predicted performance for one model and workload."""
@@ -67,6 +75,13 @@ class Projection:
     beyond_context: bool = False  # the workload's context exceeds the model's trained context
     published: dict[str, Any] | None = None  # the nearest shipped published figure
     notes: tuple[str, ...] = ()
+
+    @property
+    def context_note(self) -> str:
+        """The note saying the workload is beyond the model's trained context ('' if not)."""
+        if not self.beyond_context:
+            return ""
+        return next((n for n in self.notes if TRAINED_ON in n), "")
 
     def per_user_band(self) -> tuple[float, float] | None:
         """The band of each user's decode speed: the decode band (one stream's) carried to

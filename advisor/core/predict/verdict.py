@@ -8,8 +8,9 @@ from typing import Any
 
 from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.feel import feel_sentence, seconds
+from advisor.core.predict.feel import Waits, feel_sentence, seconds
 from advisor.core.predict.projection import Projection, Target, basis_rank, project
+from advisor.core.predict.projection_types import beyond_context_clause
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.speed_model import SpeedModel
 from advisor.core.predict.workloads import PRESETS, Workload
@@ -72,14 +73,13 @@ def _name(t: Target) -> str:
 
 
 def _without_speedup(
-    w: Workload, b: Projection, missing: str, source: str, target: str
+    w: Workload, b: Projection, missing: str, source: str, target: str, trained_tokens: int
 ) -> WorkloadGain:
     """A workload with no speed-up to state. Where only the current device cannot run the
     model, what the new one would do is still the answer."""
     feel = ""
-    if missing == "context":
-        note = next((n for n in b.notes if "beyond the" in n), "")
-        beyond = note.split(": llama.cpp")[0] or "more context than the model was trained on"
+    if missing == "context" and trained_tokens:
+        beyond = beyond_context_clause(w.context_tokens(), trained_tokens)
         feel = f"{w.label}: {beyond}, so no speed is predicted."
     if missing == "source" and b.request_s and b.per_user_tps:
         each = " each" if w.concurrency > 1 else ""
@@ -117,7 +117,11 @@ def upgrade_verdict(
                 "source" if a.fits == "no" else "target" if b.fits == "no"
                 else "context" if a.beyond_context or b.beyond_context else "estimate"
             )  # fmt: skip
-            gains.append(_without_speedup(w, b, missing, _name(source), _name(target)))
+            gains.append(
+                _without_speedup(
+                    w, b, missing, _name(source), _name(target), facts.context_length or 0
+                )
+            )
             continue
         prefill_time = a.ttft_s or 0.0
         bound = "prefill" if prefill_time > a.request_s / 2 else "decode"
@@ -127,15 +131,7 @@ def upgrade_verdict(
             else None
         )
         feel = feel_sentence(
-            w.label,
-            streamed=w.streamed,
-            before_s=a.request_s,
-            after_s=b.request_s,
-            first_before_s=a.ttft_s or 0.0,
-            first_after_s=b.ttft_s or 0.0,
-            decode_before_tps=a.per_user_tps or 0.0,
-            decode_after_tps=b.per_user_tps or 0.0,
-            target=_name(target),
+            w.label, streamed=w.streamed, waits=Waits.between(a, b), target=_name(target)
         )
         gains.append(
             WorkloadGain(
