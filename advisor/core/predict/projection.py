@@ -368,8 +368,11 @@ class _Bases:
 
 
 def _measured_band(spread: float | None) -> tuple[float, float]:
+    """The run's own spread as a factor each way (a speed as likely 1.07x lower as 1.07x
+    higher): a run whose repetitions spread wider than their mean still has a low end above
+    zero."""
     half = MEASURED_SINGLE_RUN if spread is None else max(MEASURED_FLOOR, spread)
-    return 1.0 - half, 1.0 + half
+    return 1.0 / (1.0 + half), 1.0 + half
 
 
 def _bases(s: _Setup, model: SpeedModel, reference: Reference | None, notes: list[str]) -> _Bases:
