@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from advisor.core.catalogue.backend_paths import PRECISION_WORDS, usable_compute
+from advisor.core.catalogue.backend_paths import PRECISION_WORDS, cpu_int8_factor, usable_compute
 from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
 from advisor.core.hardware.cpu_device import cpu_device, cpu_peak_flops
@@ -107,8 +107,15 @@ class MachineProfile:
                     ", the figure prefill is counted against: none is published for the "
                     f"{PRECISION_WORDS.get(wanted, wanted)} llama.cpp uses"
                 )
+            factor = cpu_int8_factor(self.device)
             if self.device.is_cpu and usable.precision == "fp32_tflops":
                 words += f"; {self.peak_flops_source}"
+            elif factor and usable.precision == "int8_dot_tops":
+                words += (
+                    f"; estimate: {factor[0]:g} x the FP32 peak ({factor[1]}'s int8 multiply-adds "
+                    f"run at {factor[0]:g}x its FP32 rate); FP32: "
+                    f"{self.peak_flops_source.removeprefix('estimate: ')}"
+                )
             elif usable.estimate:
                 words += "; estimate"
             return usable.flops_per_s, words

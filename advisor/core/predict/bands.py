@@ -44,6 +44,10 @@ def coverage_band(log_errors: Sequence[float]) -> Band:
     return float(math.exp(min(lo, -0.02))), float(math.exp(max(hi, 0.02)))
 
 
+def _union(a: Band, b: Band) -> Band:
+    return min(a[0], b[0]), max(a[1], b[1])
+
+
 def _counted(h: HeldOut) -> bool:
     return h.obs.era != "old" and math.isfinite(h.log_error)
 
@@ -53,8 +57,9 @@ def bands_from(residuals: Iterable[HeldOut]) -> Bands:
     of dense models on current builds. A backend with too few rows of a basis adds, first,
     its own `modelled` errors to them (a `published` figure is no better known than a modelled
     one on the same backend: CPU prefill scatters far wider than the other backends' pool),
-    else takes the pooled errors of that basis; `spec-only` is the pooled `modelled` spread,
-    wider."""
+    else takes the pooled errors of that basis; its band is never narrower than its own few
+    rows' (which may miss by more than the modelled ones). `spec-only` is the pooled
+    `modelled` spread, wider."""
     groups: dict[tuple[str, str, str], list[float]] = {}
     for h in residuals:
         if not _counted(h) or h.obs.moe:
@@ -63,11 +68,14 @@ def bands_from(residuals: Iterable[HeldOut]) -> Bands:
         groups.setdefault((h.kind, "*", h.basis), []).append(h.log_error)
     bands: Bands = {}
     for (kind, backend, basis), errors in groups.items():
+        band = None
         if len(errors) < MIN_BAND_ROWS and backend != "*":
             own = errors + (groups.get((kind, backend, "modelled"), []) if basis != "modelled"
                             else [])  # fmt: skip
-            errors = own if len(own) >= MIN_BAND_ROWS else groups.get((kind, "*", basis), errors)
-        bands[(kind, backend, basis)] = coverage_band(errors)
+            pooled = own if len(own) >= MIN_BAND_ROWS else groups.get((kind, "*", basis), errors)
+            # never narrower than the few rows of its own: they are held-out errors too
+            band = _union(coverage_band(pooled), coverage_band(errors))
+        bands[(kind, backend, basis)] = band or coverage_band(errors)
     for kind in ("decode", "prefill"):
         lo, hi = bands.get((kind, "*", "modelled"), (0.6, 1.4))
         bands[(kind, "*", "spec-only")] = (lo**SPEC_ONLY_WIDENING, hi**SPEC_ONLY_WIDENING)
