@@ -295,6 +295,10 @@ class ChartsPanel(QtWidgets.QWidget):
             [t.arithmetic_intensity for t in points],
             [t.achieved_flops_per_s / 1e12 for t in points],
         )
+        values = [peak / 1e12, bandwidth * 0.1 / 1e12]
+        values += [t.achieved_flops_per_s / 1e12 for t in points]
+        _decade_ticks(self.roof.getPlotItem().getAxis("left"), values)
+        _decade_ticks(self.roof.getPlotItem().getAxis("bottom"), [0.1, 1e4])
         _, foreground = _palette_colours()
         for t in points:
             # labels of high-intensity points (prefill) sit to their left, inside the plot
@@ -303,3 +307,17 @@ class ChartsPanel(QtWidgets.QWidget):
             label.setPos(np.log10(t.arithmetic_intensity), np.log10(t.achieved_flops_per_s / 1e12))
             self.roof.addItem(label)
             self.roof_labels.append(label)
+
+
+def _decade_label(k: int) -> str:
+    return f"{10.0**k:,.0f}" if k >= 0 else f"{10.0**k:.{-k}f}"
+
+
+def _decade_ticks(axis: pg.AxisItem, values: list[float]) -> None:
+    """Labels at whole powers of ten on a log axis (pyqtgraph's own label every minor tick
+    of a short range, and they overprint: '0.008 0.007 0.006' in one smudge)."""
+    logs = [np.log10(v) for v in values if v > 0]
+    if not logs:
+        return
+    low, high = int(np.floor(min(logs))), int(np.ceil(max(logs)))
+    axis.setTicks([[(k, _decade_label(k)) for k in range(low, high + 1)], []])
