@@ -32,6 +32,7 @@ from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
 from advisor.core.model.memory import memory_need
 from advisor.core.predict import ceilings
+from advisor.core.predict.anchors import holding, published_ratios
 from advisor.core.predict.bands import MOE_DEFAULT_WIDENING, moe_extra, widened
 from advisor.core.predict.memory_fit import Fit, fit_on, memory_option
 from advisor.core.predict.projection_types import (
@@ -391,6 +392,12 @@ def _bases(s: _Setup, model: SpeedModel, reference: Reference | None, notes: lis
             decode_basis, band_tg = "measured", _measured_band(reference.tg_spread)
         if reference.pp_tps:
             prefill_basis, band_pp = "measured", _measured_band(reference.pp_spread)
+    if s.count == 1 and s.fit.share_on_device == 1.0:  # holds its own published figures
+        tg, pp = published_ratios(model, s.device, s.backend, s.facts, cache_type=s.cache_type,
+                                  tg_ratio=s.carried(model, s.ratios.tg),
+                                  pp_ratio=s.carried(model, s.ratios.pp))  # fmt: skip
+        band_tg = band_tg if decode_basis == "measured" else holding(band_tg, tg)
+        band_pp = band_pp if prefill_basis == "measured" else holding(band_pp, pp)
     if decode_basis != "measured":
         band_tg = widened(band_tg, _extrapolations(s, model, "decode"))
     if prefill_basis != "measured":
