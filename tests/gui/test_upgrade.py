@@ -184,3 +184,21 @@ def test_a_history_beyond_the_trained_context_is_said_not_blamed_on_the_budget(m
     panel.workload.setCurrentIndex(panel.workload.findData("chat"))
     qtbot.waitUntil(lambda: "Best within your budget" in panel.answer.text(), timeout=20_000)
     assert panel.chart.isVisibleTo(panel)
+
+
+def test_a_pick_without_a_price_says_so_and_how_to_give_it_one(make_window, qtbot):
+    # a 70B at 4 bits fits no priced card whole: the fastest that holds it, an M5 Ultra, has
+    # no price in the catalogue, and the answer named it with nothing where a price goes
+    window, services = make_window()
+    services.choose_shape("llama-3.1-70b", "q4_k_m")
+    window.show_page("Upgrade")
+    panel = window.upgrade
+    qtbot.waitUntil(lambda: "Best within your budget" in panel.answer.text(), timeout=30_000)
+    pick = panel.pick()
+    assert pick is not None and pick.price is None
+    assert "no price known: type one in its Price cell" in panel.answer.text()
+    row = panel.ranking.candidates.index(pick)
+    index = panel.model.index(row, CandidateTableModel.PRICE)
+    assert panel.model.setData(index, "$9,999", QtCore.Qt.ItemDataRole.EditRole)
+    qtbot.waitUntil(lambda: "$9,999" in panel.answer.text(), timeout=10_000)
+    assert "no price known" not in panel.answer.text()

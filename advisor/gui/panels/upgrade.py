@@ -306,7 +306,11 @@ class UpgradePanel(QtWidgets.QWidget):
             return muted(why_no_pick(self.ranking) if self.ranking else "")
         w = self.current_workload()
         lead = "Best within your budget" if chosen is self.pick() else "Selected"
-        price = f" ({chosen.price.label} ${chosen.price.usd:,.0f})" if chosen.price else ""
+        price = (
+            f" ({chosen.price.label} ${chosen.price.usd:,.0f})"
+            if chosen.price
+            else " (no price known: type one in its Price cell to weigh it against the others)"
+        )
         head = f"<b>{lead}: {chosen.name}</b>{price}"
         lines = []
         if v is not None:
