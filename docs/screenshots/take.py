@@ -74,6 +74,11 @@ def wait_for(app, ready, seconds: float = 60) -> None:
         time.sleep(0.02)
 
 
+def _drawn(curve) -> bool:
+    xs = curve.getData()[0]
+    return xs is not None and len(xs) > 0
+
+
 def shoot(theme: str) -> None:
     os.environ["ADVISOR_HOME"] = str(HOME)
     os.environ["ADVISOR_THEME"] = theme
@@ -104,7 +109,10 @@ def shoot(theme: str) -> None:
             wait_for(app, lambda: window.workload.saved.count() > 0)
             window.workload.size_button.click()
             wait_for(app, lambda: " at once" in window.workload.answer.text())
-        if page == "Compare all devices":
+        if page == "Charts":  # the depth and many-users curves are projected in a worker
+            wait_for(app, lambda: _drawn(window.charts.depth_predicted))
+        if page == "Compare all devices":  # select once the table's projections are in
+            wait_for(app, lambda: window.compare.model.rowCount() > 150)
             window.compare.filter.setText("RTX 40")
             wait(app, 2)
             table = window.compare.table

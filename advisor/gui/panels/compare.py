@@ -202,7 +202,12 @@ class ComparePanel(QtWidgets.QWidget):
         if generation != self._generation:  # an older request finished late: ignore it
             return
         # the proxy re-sorts once, on the reset, by whatever column the user sorted by
+        # a refresh (a new run, detection finishing) resets the rows: the devices picked for
+        # the side-by-side stay picked
+        keep = {(p.device_id, p.count) for p in self.selected()}
         self.model.set_projections(table.projections, table.classes, table.this_machine_id)
+        if keep:
+            self._select(keep)
         if not self._sized_once:  # later refreshes keep the widths (no re-measuring)
             self._sized_once = True
             # measure the first rows only: every cell of 100+ rows took over 100 ms of the GUI
@@ -222,6 +227,15 @@ class ComparePanel(QtWidgets.QWidget):
             self._filter_text = text
             self.proxy.setFilterFixedString(text)
         self.proxy.set_hide_unfit(self.fits_only.isChecked())
+
+    def _select(self, keys: set[tuple[str, int]]) -> None:
+        chosen = QtCore.QItemSelection()
+        for r in range(self.proxy.rowCount()):
+            p = self.proxy.index(r, 0).data(OBJECT_ROLE)
+            if p is not None and (p.device_id, p.count) in keys:
+                chosen.select(self.proxy.index(r, 0), self.proxy.index(r, 0))
+        flags = QtCore.QItemSelectionModel.SelectionFlag
+        self.table.selectionModel().select(chosen, flags.ClearAndSelect | flags.Rows)
 
     def selected(self) -> list[Projection]:
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
@@ -253,7 +267,7 @@ class ComparePanel(QtWidgets.QWidget):
             [[(k, f"{10**k:,.0f}") for k in range(0, top + 1)]]
         )
         self.chart.setXRange(-0.6, len(shown) - 0.4, padding=0)
-        self.chart.setYRange(0, top + 2.2, padding=0)  # headroom for the legend
+        self.chart.setYRange(0, top + 4.0, padding=0)  # headroom for the two-row legend
         self._verdict_generation += 1  # a verdict for an earlier selection is dropped
         generation = self._verdict_generation
         if picks:
