@@ -21,6 +21,16 @@ def _ready(window, qtbot, services):
     return window.upgrade
 
 
+def _answer(make_window, qtbot, shape: tuple[str, str], waiting_for: str):
+    """The Upgrade page for a built-in shape, once its answer says `waiting_for`."""
+    window, services = make_window()
+    services.choose_shape(*shape)
+    window.show_page("Upgrade")
+    panel = window.upgrade
+    qtbot.waitUntil(lambda: waiting_for in panel.answer.text(), timeout=30_000)
+    return panel
+
+
 def _names(panel) -> list[str]:
     return [c.name for c in panel.ranking.candidates]
 
@@ -144,11 +154,7 @@ def test_the_answer_names_a_cheaper_card_that_feels_the_same(make_window, qtbot)
     from advisor.core.predict.feel import Waits, would_notice
     from advisor.usecases.upgrade import best_within_budget, enough_for_less
 
-    window, services = make_window()
-    services.choose_shape("llama-3.2-1b", "q4_k_m")
-    window.show_page("Upgrade")
-    panel = window.upgrade
-    qtbot.waitUntil(lambda: "Same feel for less:" in panel.answer.text(), timeout=20_000)
+    panel = _answer(make_window, qtbot, ("llama-3.2-1b", "q4_k_m"), "Same feel for less:")
     streamed = panel.current_workload().streamed
     best, cheaper = best_within_budget(panel.ranking), enough_for_less(panel.ranking, streamed)
     assert cheaper is not None and cheaper.price.usd < best.price.usd
@@ -189,11 +195,7 @@ def test_a_history_beyond_the_trained_context_is_said_not_blamed_on_the_budget(m
 def test_a_pick_without_a_price_says_so_and_how_to_give_it_one(make_window, qtbot):
     # a 70B at 4 bits fits no priced card whole: the fastest that holds it, an M5 Ultra, has
     # no price in the catalogue, and the answer named it with nothing where a price goes
-    window, services = make_window()
-    services.choose_shape("llama-3.1-70b", "q4_k_m")
-    window.show_page("Upgrade")
-    panel = window.upgrade
-    qtbot.waitUntil(lambda: "Best within your budget" in panel.answer.text(), timeout=30_000)
+    panel = _answer(make_window, qtbot, ("llama-3.1-70b", "q4_k_m"), "Best within your budget")
     pick = panel.pick()
     assert pick is not None and pick.price is None
     assert "no price known: type one in its Price cell" in panel.answer.text()

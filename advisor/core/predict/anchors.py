@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 
 from advisor.core.catalogue.device import Device
 from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.bands import Band, union
 
 if TYPE_CHECKING:
     from advisor.core.predict.speed_model import SpeedModel
 
-Band = tuple[float, float]
 TG_DEPTH = 64  # tg128 from an empty cache: its tokens see 64 before them on average
 PP_DEPTH = 256  # pp512
 
@@ -63,4 +63,4 @@ def holding(band: Band, ratio: float | None) -> Band:
     """The band (low, high multipliers) stretched to hold a published / predicted ratio."""
     if ratio is None or not math.isfinite(ratio) or ratio <= 0:
         return band
-    return min(band[0], ratio), max(band[1], ratio)
+    return union(band, (ratio, ratio))

@@ -44,7 +44,8 @@ def coverage_band(log_errors: Sequence[float]) -> Band:
     return float(math.exp(min(lo, -0.02))), float(math.exp(max(hi, 0.02)))
 
 
-def _union(a: Band, b: Band) -> Band:
+def union(a: Band, b: Band) -> Band:
+    """The narrowest band holding both."""
     return min(a[0], b[0]), max(a[1], b[1])
 
 
@@ -74,7 +75,7 @@ def bands_from(residuals: Iterable[HeldOut]) -> Bands:
                             else [])  # fmt: skip
             pooled = own if len(own) >= MIN_BAND_ROWS else groups.get((kind, "*", basis), errors)
             # never narrower than the few rows of its own: they are held-out errors too
-            band = _union(coverage_band(pooled), coverage_band(errors))
+            band = union(coverage_band(pooled), coverage_band(errors))
         bands[(kind, backend, basis)] = band or coverage_band(errors)
     for kind in ("decode", "prefill"):
         lo, hi = bands.get((kind, "*", "modelled"), (0.6, 1.4))
