@@ -1,8 +1,9 @@
 """This computer's CPU as a device: its estimated peaks and a catalogue-like record for it.
 
 When llama.cpp runs on the CPU, the "device" is the CPU and this machine's RAM. Vendors publish
-no FLOP/s for CPUs, so the peak is estimated from cores x clock x operations per cycle of the
-vector (or int8 dot-product) units llama.cpp uses, and said to be an estimate.
+no FLOP/s for CPUs, so the FP32 peak is estimated from cores x clock x FMA width, and said to
+be an estimate (the int8 rate quantised models run at is derived from it where the CPU's record
+is read: backend_paths.CPU_INT8_PER_FP32).
 """
 
 from __future__ import annotations
@@ -23,36 +24,17 @@ def _flops_per_cycle(features: tuple[str, ...], vendor: str | None) -> int:
     return 8
 
 
-def _int8_ops_per_cycle(features: tuple[str, ...]) -> int:
-    """Integer dot-product operations per cycle per core (llama.cpp's quantised matmuls turn
-    activations into 8-bit integers and use the CPU's int8 dot-product instructions)."""
-    f = {x.upper() for x in features}
-    if "AMX_INT8" in f:
-        return 1024
-    if "AVX512_VNNI" in f or "AVX512VNNI" in f:
-        return 256  # 2 x 512-bit ports x 64 multiply-adds
-    if "AVX_VNNI" in f or "I8MM" in f:
-        return 128
-    if "AVX2" in f or "DOTPROD" in f or "ASIMDDP" in f:
-        return 64
-    return 32
-
-
-def cpu_peak_flops(cpu: CpuInfo, quantized: bool = False) -> tuple[float | None, str]:
-    """Estimated peak of the CPU's performance cores: cores x clock x operations per cycle,
-    in int8 dot-product operations for quantised models, FP32 FLOPs otherwise."""
+def cpu_peak_flops(cpu: CpuInfo) -> tuple[float | None, str]:
+    """Estimated FP32 peak of the CPU's performance cores: cores x clock x FLOPs per cycle."""
     cores = cpu.performance_cores or cpu.physical_cores or cpu.logical_cores
     if not cores:
         return None, "unknown (core count not detected)"
     ghz = (cpu.max_mhz or 3000.0) / 1000.0
-    if quantized:
-        per_cycle, unit = _int8_ops_per_cycle(cpu.features), "int8 ops"
-    else:
-        per_cycle, unit = _flops_per_cycle(cpu.features, cpu.vendor), "FP32 FLOP"
+    per_cycle = _flops_per_cycle(cpu.features, cpu.vendor)
     clock = f"{ghz:.2f} GHz" if cpu.max_mhz else "3.0 GHz (clock not reported, assumed)"
     return (
         cores * ghz * per_cycle * 1e9,
-        f"estimate: {cores} cores x {clock} x {per_cycle} {unit} per cycle",
+        f"estimate: {cores} cores x {clock} x {per_cycle} FP32 FLOP per cycle",
     )
 
 

@@ -68,10 +68,6 @@ class MachineProfile:
     peak_flops_source: str
     host: Host
     notes: tuple[str, ...] = field(default=())
-    # an estimate of the CPU's int8 dot-product peak: shown only where the backend-path table
-    # gives the device no figure (compute_peak)
-    peak_quantized_ops_per_s: float | None = None
-    peak_quantized_source: str = ""
     # a detected GPU whose name fits several catalogued variants: the ids to ask the user about
     variants: tuple[str, ...] = ()
     # the backends the installed llama.cpp has, lower case ("cpu", "cuda"); () where unknown
@@ -119,8 +115,6 @@ class MachineProfile:
             elif usable.estimate:
                 words += "; estimate"
             return usable.flops_per_s, words
-        if quantized and self.peak_quantized_ops_per_s:
-            return self.peak_quantized_ops_per_s, self.peak_quantized_source
         return self.peak_flops_per_s, self.peak_flops_source
 
     @property
@@ -315,7 +309,6 @@ def _cpu_profile(
         else cpu_peak_flops(cpu)
     )
     bandwidth = spec or measured or DEFAULT_RAM_BANDWIDTH_BYTES_PER_S
-    peak_q, peak_q_source = cpu_peak_flops(cpu, quantized=True)
     device = cpu_device(cpu, ram, bandwidth, peak, matched)
     cores = cpu.physical_cores or cpu.logical_cores
     return MachineProfile(
@@ -330,8 +323,6 @@ def _cpu_profile(
         peak_flops_source=peak_source,
         host=host,
         notes=tuple(notes),
-        peak_quantized_ops_per_s=peak_q,
-        peak_quantized_source=peak_q_source,
     )
 
 

@@ -271,7 +271,7 @@ class ChartsPanel(QtWidgets.QWidget):
         axis.setTicks([[(i, t.name) for i, t in enumerate(tests)]])
         left = self.bars.getPlotItem().getAxis("left")
         top = int(np.ceil(max(np.log10(ceilings + measured)) if tests else 3))
-        left.setTicks([[(k, f"{10**k:,.0f}") for k in range(0, top + 1)]])
+        decade_ticks(left, [1.0, 10.0**top])
         self.bars.setYRange(0, top, padding=0.05)
         self.bars.setXRange(-0.6, max(len(tests) - 0.4, 0.6), padding=0)
 
@@ -297,8 +297,8 @@ class ChartsPanel(QtWidgets.QWidget):
         )
         values = [peak / 1e12, bandwidth * 0.1 / 1e12]
         values += [t.achieved_flops_per_s / 1e12 for t in points]
-        _decade_ticks(self.roof.getPlotItem().getAxis("left"), values)
-        _decade_ticks(self.roof.getPlotItem().getAxis("bottom"), [0.1, 1e4])
+        decade_ticks(self.roof.getPlotItem().getAxis("left"), values)
+        decade_ticks(self.roof.getPlotItem().getAxis("bottom"), [0.1, 1e4])
         _, foreground = _palette_colours()
         for t in points:
             # labels of high-intensity points (prefill) sit to their left, inside the plot
@@ -313,7 +313,7 @@ def _decade_label(k: int) -> str:
     return f"{10.0**k:,.0f}" if k >= 0 else f"{10.0**k:.{-k}f}"
 
 
-def _decade_ticks(axis: pg.AxisItem, values: list[float]) -> None:
+def decade_ticks(axis: pg.AxisItem, values: list[float]) -> None:
     """Labels at whole powers of ten on a log axis (pyqtgraph's own label every minor tick
     of a short range, and they overprint: '0.008 0.007 0.006' in one smudge)."""
     logs = [np.log10(v) for v in values if v > 0]

@@ -11,7 +11,7 @@ from advisor.core.predict.projection import Projection
 from advisor.core.predict.verdict import Verdict
 from advisor.core.predict.workloads import Workload, custom_workload
 from advisor.gui import workload_choice
-from advisor.gui.panels.charts import MEASURED, PREDICTED, _palette_colours, _plot
+from advisor.gui.panels.charts import MEASURED, PREDICTED, _palette_colours, _plot, decade_ticks
 from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
 from advisor.gui.services import AppServices
 from advisor.gui.table_models import OBJECT_ROLE, PinnedFirstRowProxy, ProjectionTableModel
@@ -263,9 +263,7 @@ class ComparePanel(QtWidgets.QWidget):
             ]
         )
         top = int(np.ceil(np.log10(max([*decode, *prefill, 10.0]))))
-        self.chart.getPlotItem().getAxis("left").setTicks(
-            [[(k, f"{10**k:,.0f}") for k in range(0, top + 1)]]
-        )
+        decade_ticks(self.chart.getPlotItem().getAxis("left"), [1.0, 10.0**top])
         self.chart.setXRange(-0.6, len(shown) - 0.4, padding=0)
         self.chart.setYRange(0, top + 4.0, padding=0)  # headroom for the two-row legend
         self._verdict_generation += 1  # a verdict for an earlier selection is dropped
