@@ -16,8 +16,9 @@ from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host, MachineProfile
 from advisor.core.infra.units import fmt_seconds
 from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.bases import basis_rank
 from advisor.core.predict.feel import READING_TPS, Waits, would_notice
-from advisor.core.predict.projection import Projection, Target, basis_rank
+from advisor.core.predict.projection import Projection, Target
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.value import Energy, Price, energy_of, price_of, value_frontier
 from advisor.core.predict.workloads import Workload

@@ -269,9 +269,9 @@ def test_a_band_holds_the_devices_own_published_figure_for_the_same_file(cat, mo
     assert other.decode_tps_low == pytest.approx(other.decode_tps * lo)
     assert other.decode_tps_high == pytest.approx(other.decode_tps * hi)
     # without the stretch the figure falls outside: the check above can fail
-    import advisor.core.predict.projection as projection
+    import advisor.core.predict.bases as bases
 
-    monkeypatch.setattr(projection, "published_ratios", lambda *a, **k: (None, None))
+    monkeypatch.setattr(bases, "published_ratios", lambda *a, **k: (None, None))
     bare = project(gpt, Target(p100), w, host=HOST)
     assert not bare.decode_tps_low <= figure <= bare.decode_tps_high
 
@@ -408,7 +408,7 @@ def test_a_deep_measurement_sets_the_kv_cost_on_its_own_device_only(cat, nemo):
     after = project(nemo, Target(cpu), at_depth, host=HOST, reference=deep)
     assert before.decode_tps > 2.0  # bandwidth alone predicts a mild slow-down
     assert after.decode_tps == pytest.approx(1.0, rel=0.01)
-    assert after.basis == "measured"
+    assert after.decode_basis == "measured"
     empty = custom_workload(0, 128)
     assert project(nemo, Target(cpu), empty, host=HOST, reference=deep).decode_tps == (
         pytest.approx(4.0, rel=0.03)

@@ -17,16 +17,8 @@ from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.projection import (
-    DEEP_CONTEXT,
-    HOP_OVERHEAD_S,
-    MEASURED_FLOOR,
-    MEASURED_SINGLE_RUN,
-    PCIE_BYTES_PER_S,
-    WIDEN,
-    Target,
-    project,
-)
+from advisor.core.predict.bases import DEEP_CONTEXT, MEASURED_FLOOR, MEASURED_SINGLE_RUN, WIDEN
+from advisor.core.predict.projection import HOP_OVERHEAD_S, PCIE_BYTES_PER_S, Target, project
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.workloads import custom_workload
 from tests.core.test_projection import HOST, _model  # the hand-set speed model, the host
@@ -135,14 +127,41 @@ def test_decode_counts_as_measured_within_2048_tokens_of_a_measured_depth(cat, n
     far = project(nemo, Target(gpu), custom_workload(0, 128, history_tokens=2049), host=HOST,
                   model=_model(), reference=ref)  # fmt: skip
     assert near.decode_basis == "measured"  # 2048 + 64 is 2048 from 64
-    assert far.decode_basis == "spec-only"
     deep = replace(ref, deep_tg_tps=50.0, deep_tg_depth=8192)
     at_8k = project(nemo, Target(gpu), custom_workload(0, 128, history_tokens=9000), host=HOST,
                     model=_model(), reference=deep)  # fmt: skip
     assert at_8k.decode_basis == "measured"
     many = project(nemo, Target(gpu), replace(custom_workload(0, 128), concurrency=2),
                    host=HOST, model=_model(), reference=ref)  # fmt: skip
-    assert many.decode_basis == "spec-only"  # one stream measured, not two
+    # beyond what was measured: the run's own figure carried along the model's curve. Not
+    # `spec-only` (the 4090 has no data in the hand-set model, but this run measured it),
+    # not `measured` (not this test): `modelled`, the run's band widened for the step
+    own = 1 / (1 + MEASURED_SINGLE_RUN), 1 + MEASURED_SINGLE_RUN
+    for p, extra in ((far, [WIDEN["depth"]]), (many, [WIDEN["batch"]])):
+        assert p.decode_basis == "modelled"
+        lo, hi = _widened(own, extra)
+        assert p.decode_tps_low == pytest.approx(p.decode_tps * lo, rel=1e-9)
+        assert p.decode_tps_high == pytest.approx(p.decode_tps * hi, rel=1e-9)
+        assert any("This run did not measure decode " in n for n in p.notes)
+        assert not any("rest on its specifications" in n for n in p.notes)
+    alone = project(nemo, Target(gpu), custom_workload(0, 128, history_tokens=2049), host=HOST,
+                    model=_model())  # fmt: skip
+    assert alone.decode_basis == "spec-only"  # without the run, the spec sheet alone
+
+
+def test_a_prefill_far_from_the_measured_prompt_is_carried_not_measured(cat, nemo):
+    gpu = cat.resolve("RTX 4090")
+    ref = Reference(gpu, "cuda", tg_tps=100.0, pp_tps=3000.0)  # pp512: mean depth 256
+    short = project(nemo, Target(gpu), custom_workload(4096, 16), host=HOST, model=_model(),
+                    reference=ref)  # fmt: skip
+    long = project(nemo, Target(gpu), custom_workload(8192, 16), host=HOST, model=_model(),
+                   reference=ref)  # fmt: skip
+    assert short.prefill_basis == "measured"  # mean depth 2048, within 2048 of 256
+    assert long.prefill_basis == "modelled"
+    assert (
+        long.prefill_tps_high / long.prefill_tps_low
+        > short.prefill_tps_high / short.prefill_tps_low
+    )
 
 
 def _widened(band, extra):
@@ -325,3 +344,12 @@ def test_what_does_not_fit_has_nothing_on_the_device(cat):
     p = project(f70, Target(cat.resolve("RTX 3060 12GB")), custom_workload(512, 128),
                 host=Host(16 * GiB, 50e9), model=_model())  # fmt: skip
     assert p.fits == "no" and p.offloaded_share == 0.0 and p.basis == "spec-only"
+
+
+def test_a_carried_figure_on_a_device_with_published_data_keeps_that_label(cat, nemo):
+    gpu = cat.resolve("RTX 4090")  # shipped llama.cpp CUDA results for it
+    ref = Reference(gpu, "cuda", tg_tps=60.0, pp_tps=3000.0)
+    deep = project(nemo, Target(gpu), custom_workload(0, 128, history_tokens=8192), host=HOST,
+                   reference=ref)  # fmt: skip
+    assert deep.decode_basis == "published"
+    assert any("This run did not measure decode " in n for n in deep.notes)

@@ -32,9 +32,14 @@ from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
 from advisor.core.model.memory import memory_need
 from advisor.core.predict import ceilings
-from advisor.core.predict.anchors import holding, published_ratios
-from advisor.core.predict.bands import MOE_DEFAULT_WIDENING, moe_extra, widened
-from advisor.core.predict.memory_fit import Fit, fit_on, memory_option
+from advisor.core.predict.bases import (
+    Bases,
+    Ratios,
+    Setup,
+    bases_for,
+    basis_rank,
+)
+from advisor.core.predict.memory_fit import fit_on, memory_option
 from advisor.core.predict.projection_types import (
     Projection,
     ProjectionError,
@@ -44,21 +49,11 @@ from advisor.core.predict.projection_types import (
 )
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.speed_fit import default_model
-from advisor.core.predict.speed_model import BASES, SpeedModel, Step, usable_peak
+from advisor.core.predict.speed_model import SpeedModel, Step, usable_peak
 from advisor.core.predict.workloads import Workload, custom_workload
 
 PCIE_BYTES_PER_S = 25e9  # spilled weights cross PCIe 4.0 x16 once per prompt batch
 HOP_OVERHEAD_S = 0.0003  # per extra card per token when layers are split across cards
-MEASURED_FLOOR = 0.02  # a measured band is never narrower than +-2%
-MEASURED_SINGLE_RUN = 0.05  # +-5% where the run did not repeat its tests
-DEEP_CONTEXT = 16_384  # deeper than the published depth data mostly reaches
-# extra half-widths (log) for extrapolations the held-out errors do not cover
-WIDEN = {"batch": 0.12, "depth": 0.08, "spill": 0.25, "cards": 0.10, "moe": MOE_DEFAULT_WIDENING}
-
-
-def basis_rank(basis: str) -> int:
-    """Order of the bases, weakest first (for "the weakest basis a verdict rests on")."""
-    return BASES.index(basis) if basis in BASES else -1
 
 
 # -------------------------------------------------------------------------------------------
@@ -66,25 +61,14 @@ def basis_rank(basis: str) -> int:
 # -------------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Ratios:
-    tg: float = 1.0
-    pp: float = 1.0
-    backend: str | None = None
-    device_id: str | None = None
-    # seconds per byte of KV cache beyond what the model predicts, measured deep in the
-    # context on the reference device; it does not carry to other devices
-    kv_seconds_per_byte: float = 0.0
-
-
 def measured_ratios(
     model: SpeedModel, facts: ModelFacts, ref: Reference | None, host: Host
-) -> _Ratios:
+) -> Ratios:
     """Measured / predicted on the user's own device, for decode and prefill. The prediction
     is `project`'s own (spilled layers included), for the run's model and KV cache type."""
     if ref is None:
-        return _Ratios()
-    r = _Ratios(backend=ref.backend, device_id=ref.device.id)
+        return Ratios()
+    r = Ratios(backend=ref.backend, device_id=ref.device.id)
     facts = ref.facts or facts
     predicted = model.prefill_tps(ref.device, ref.backend, facts, ref.n_prompt // 2)
     if ref.pp_tps and predicted:
@@ -126,7 +110,7 @@ def _fit_depth(
     deep: tuple[float, float],
     tps: float,
     deep_tps: float,
-    r: _Ratios,
+    r: Ratios,
 ) -> None:
     """Two decode measurements, shallow and deep, fix two unknowns: the share of the
     predicted speed this device reaches (the ratio) and a cost per byte of KV cache beyond
@@ -145,27 +129,15 @@ def _fit_depth(
         r.tg, r.kv_seconds_per_byte = 1.0 / inverse_ratio, cost
 
 
-def _same_model(measured: ModelFacts | None, projected: ModelFacts) -> bool:
-    """Was the run made with this model (None: the reference did not say, so it was)?"""
-    if measured is None or measured is projected:
-        return True
-
-    # not the name: a built-in shape and the random-weight file written from it differ there
-    def key(f: ModelFacts) -> tuple[Any, ...]:
-        return (f.architecture, f.n_params, f.weights_bytes, f.n_layers)
-
-    return key(measured) == key(projected)
-
-
 # a comparison projects one reference onto ~250 devices: its ratios are computed once
-_ratio_cache: list[tuple[tuple[Any, ...], _Ratios]] = []
+_ratio_cache: list[tuple[tuple[Any, ...], Ratios]] = []
 
 
 def _cached_ratios(
     model: SpeedModel, facts: ModelFacts, reference: Reference | None, host: Host
-) -> _Ratios:
+) -> Ratios:
     if reference is None:
-        return _Ratios()
+        return Ratios()
     key = (model, facts, reference, host)
     for cached_key, ratios in _ratio_cache:
         if all(a is b for a, b in zip(cached_key, key, strict=True)):
@@ -178,41 +150,6 @@ def _cached_ratios(
 # -------------------------------------------------------------------------------------------
 # the projection
 # -------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Setup:
-    """What a projection knows before it predicts: the device, its memory and the fit."""
-
-    facts: ModelFacts
-    device: Device
-    count: int
-    backend: str
-    workload: Workload
-    streams: int
-    fit: Fit
-    peak: float
-    ratios: _Ratios
-    cache_type: str
-    host: Host
-
-    @property
-    def own_device(self) -> bool:
-        """Is this the device (and backend) the user measured, as one card?"""
-        return (
-            self.ratios.device_id == self.device.id
-            and self.ratios.backend == self.backend
-            and self.count == 1
-        )
-
-    def carried(self, model: SpeedModel, ratio: float) -> float:
-        """The part of a measured ratio that carries to this device."""
-        if self.ratios.device_id is None:
-            return 1.0
-        if self.own_device:
-            return ratio
-        same = self.ratios.backend == self.backend
-        return float(ratio ** model.transfer.get("same" if same else "cross", 0.0))
 
 
 def project(
@@ -274,11 +211,11 @@ def project(
             basis=model.basis(device, backend), beyond_context=True, notes=tuple(notes), **base,
         )  # fmt: skip
     ratios = _cached_ratios(model, facts, reference, host)
-    s = _Setup(facts, device, count, backend, workload, streams, fit, peak, ratios, cache_type,
+    s = Setup(facts, device, count, backend, workload, streams, fit, peak, ratios, cache_type,
                host)  # fmt: skip
     rate, prefill_tps, flops_prefill = _prefill(s, model)
     decode = _decode(s, model, rate)
-    bases = _bases(s, model, reference, notes)
+    bases = bases_for(s, model, reference, notes)
     if count > 1:
         notes.append(
             f"{count} cards split the layers: memory adds up, but each token passes "
@@ -298,7 +235,7 @@ def unsupported_sentence(device: Device, backend: str) -> str:
     )
 
 
-def _prefill(s: _Setup, model: SpeedModel) -> tuple[float | None, float | None, float]:
+def _prefill(s: Setup, model: SpeedModel) -> tuple[float | None, float | None, float]:
     """(FLOP/s the matrix work reaches, prefill tokens/s at the workload's prompt depth,
     FLOPs per token as the ceiling counts them). The rate is of the FLOPs a prompt token
     really does (the speed model's count: no token table, no output head); the tokens/s
@@ -328,7 +265,7 @@ class _Decode:
     bytes_per_step: float
 
 
-def _decode(s: _Setup, model: SpeedModel, rate: float | None) -> _Decode:
+def _decode(s: Setup, model: SpeedModel, rate: float | None) -> _Decode:
     """Decode at the workload's depth: one stream, and all of the workload's streams."""
     depth = s.workload.decode_depth_tokens()
     kv_per_stream = s.facts.kv_cache_bytes(depth, s.cache_type)
@@ -360,83 +297,12 @@ def _decode(s: _Setup, model: SpeedModel, rate: float | None) -> _Decode:
     return _Decode(decode_tps, per_user, aggregate, limited, kv_per_stream, step_bytes)
 
 
-@dataclass(frozen=True)
-class _Bases:
-    decode: str
-    prefill: str
-    band_tg: tuple[float, float]
-    band_pp: tuple[float, float]
-
-
-def _measured_band(spread: float | None) -> tuple[float, float]:
-    """The run's own spread as a factor each way (a speed as likely 1.07x lower as 1.07x
-    higher): a run whose repetitions spread wider than their mean still has a low end above
-    zero."""
-    half = MEASURED_SINGLE_RUN if spread is None else max(MEASURED_FLOOR, spread)
-    return 1.0 / (1.0 + half), 1.0 + half
-
-
-def _bases(s: _Setup, model: SpeedModel, reference: Reference | None, notes: list[str]) -> _Bases:
-    """What the decode and prefill numbers rest on, and their bands (low, high multipliers)."""
-    published = model.basis(s.device, s.backend)
-    decode_basis = prefill_basis = published
-    band_tg = model.band("decode", s.backend, published)
-    band_pp = model.band("prefill", s.backend, published)
-    if s.own_device and reference is not None and _same_model(reference.facts, s.facts):
-        measured_depths = [reference.tg_depth + reference.n_gen // 2] if reference.tg_tps else []
-        if reference.deep_tg_tps:
-            measured_depths.append(reference.deep_tg_depth + reference.n_gen // 2)
-        if s.streams == 1 and any(
-            abs(s.workload.decode_depth_tokens() - d) <= 2048 for d in measured_depths
-        ):
-            decode_basis, band_tg = "measured", _measured_band(reference.tg_spread)
-        if reference.pp_tps:
-            prefill_basis, band_pp = "measured", _measured_band(reference.pp_spread)
-    if s.count == 1 and s.fit.share_on_device == 1.0:  # holds its own published figures
-        tg, pp = published_ratios(model, s.device, s.backend, s.facts, cache_type=s.cache_type,
-                                  tg_ratio=s.carried(model, s.ratios.tg),
-                                  pp_ratio=s.carried(model, s.ratios.pp))  # fmt: skip
-        band_tg = band_tg if decode_basis == "measured" else holding(band_tg, tg)
-        band_pp = band_pp if prefill_basis == "measured" else holding(band_pp, pp)
-    if decode_basis != "measured":
-        band_tg = widened(band_tg, _extrapolations(s, model, "decode"))
-    if prefill_basis != "measured":
-        band_pp = widened(band_pp, _extrapolations(s, model, "prefill"))
-    if published == "spec-only":
-        notes.append(
-            f"No published llama.cpp {s.backend} results for this device or its class: the "
-            "numbers rest on its specifications and the pooled efficiency, with a wide band."
-        )
-    elif published == "published":
-        notes.append(f"Published data for this device: {model.builds(s.device, s.backend)}.")
-    return _Bases(decode_basis, prefill_basis, band_tg, band_pp)
-
-
-def _extrapolations(s: _Setup, model: SpeedModel, kind: str) -> list[float]:
-    """Extra half-widths, decode or prefill, for what the dense models' held-out errors do
-    not cover: a mixture of experts (by its own held-out errors), many streams (decode),
-    depth beyond the data, spill, several cards."""
-    widen = []
-    if s.facts.is_moe:
-        fitted = model.moe_widening if kind == "decode" else model.moe_widening_prefill
-        widen.append(moe_extra(fitted))
-    if s.streams > 1 and kind == "decode":
-        widen.append(WIDEN["batch"])
-    if s.workload.decode_depth_tokens() > DEEP_CONTEXT:
-        widen.append(WIDEN["depth"])
-    if s.fit.share_on_device < 1.0:
-        widen.append(WIDEN["spill"])
-    if s.count > 1:
-        widen.append(WIDEN["cards"])
-    return widen
-
-
 def _assemble(
-    s: _Setup,
+    s: Setup,
     model: SpeedModel,
     base: dict[str, Any],
     notes: list[str],
-    b: _Bases,
+    b: Bases,
     reference: Reference | None,
     prefill_tps: float | None,
     flops_prefill: float,

@@ -8,8 +8,9 @@ from typing import Any
 
 from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.bases import basis_rank
 from advisor.core.predict.feel import Waits, feel_sentence, seconds
-from advisor.core.predict.projection import Projection, Target, basis_rank, project
+from advisor.core.predict.projection import Projection, Target, project
 from advisor.core.predict.projection_types import beyond_context_clause
 from advisor.core.predict.reference import Reference
 from advisor.core.predict.speed_model import SpeedModel
