@@ -171,3 +171,16 @@ def test_the_small_batch_cost_ignores_series_run_on_a_kernel_regression():
     assert (
         fit_small_batch_cost(default_model(), [p for p in points if p.backend != "vulkan"]) == cost
     )
+
+
+def test_a_row_that_names_its_catalogue_record_is_pinned_to_it(cat):
+    from advisor.core.predict.observations import observations_from_rows
+
+    row = {"device": "GeForce RTX 4090", "backend": "Vulkan", "shape": "tinyllama-1.1b",
+           "quant": "Q4_K_M", "tg_tps": "424.32", "pp_tps": "7094.19", "source_url": "x",
+           "catalogue_id": "nvidia-geforce-rtx-2080-ti"}  # fmt: skip
+    (o,), _ = observations_from_rows([row], cat)
+    assert o.device.id == "nvidia-geforce-rtx-2080-ti"  # the record named, not the name's
+    # an unknown record is skipped, never resolved by the name
+    used, skipped = observations_from_rows([{**row, "catalogue_id": "no-such-record"}], cat)
+    assert not used and skipped[0].reason.startswith("device not catalogued")

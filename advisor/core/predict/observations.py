@@ -175,9 +175,13 @@ def device_ids() -> dict[str, str | None]:
 
 
 def device_of(row: dict[str, str], catalogue: Catalogue) -> Device | None:
-    """The catalogued device a row was measured on (the table first, else a resolver that
-    refuses to guess); with the row's own bandwidth where it is not the record's (a laptop
-    with socketed memory)."""
+    """The catalogued device a row was measured on (its own `catalogue_id` column, else the
+    table, else a resolver that refuses to guess); with the row's own bandwidth where it is
+    not the record's (a laptop with socketed memory)."""
+    pinned = (row.get("catalogue_id") or "").strip()
+    if pinned:  # a row that names its catalogue record needs no table and no resolver
+        device = catalogue.by_id(pinned)
+        return None if device is None else _with_row_bandwidth(device, row)
     ids = device_ids()
     cores = (row.get("gpu_cores") or "").strip()
     keys = (f"{row['device']}|{cores}", row["device"])
@@ -192,6 +196,10 @@ def device_of(row: dict[str, str], catalogue: Catalogue) -> Device | None:
         device = catalogue.try_resolve(name)
     if device is None:
         return None
+    return _with_row_bandwidth(device, row)
+
+
+def _with_row_bandwidth(device: Device, row: dict[str, str]) -> Device:
     bandwidth = _number(row.get("mem_bandwidth_gbs", ""))
     if bandwidth and abs(bandwidth / device.memory_bandwidth_gbs - 1) > 0.05:
         device = replace(device, memory_bandwidth_gbs=bandwidth)
@@ -274,14 +282,24 @@ def load_observations(
     skipped: list[Skipped] = []
     for path, reference in files if files is not None else data_files():
         with open(path, encoding="utf-8") as fh:
-            for row in csv.DictReader(fh):
-                result = _observation(row, catalogue, reference)
-                if isinstance(result, str):
-                    skipped.append(
-                        Skipped(row.get("source_url", ""), row.get("device", ""), result)
-                    )
-                else:
-                    out.append(result)
+            rows, dropped = observations_from_rows(csv.DictReader(fh), catalogue, reference)
+        out += rows
+        skipped += dropped
+    return out, skipped
+
+
+def observations_from_rows(
+    rows: Iterable[dict[str, str]], catalogue: Catalogue, reference: bool = False
+) -> tuple[list[Observation], list[Skipped]]:
+    """Observations from rows of a calibration file, and the rows skipped with their reasons."""
+    out: list[Observation] = []
+    skipped: list[Skipped] = []
+    for row in rows:
+        result = _observation(row, catalogue, reference)
+        if isinstance(result, str):
+            skipped.append(Skipped(row.get("source_url", ""), row.get("device", ""), result))
+        else:
+            out.append(result)
     return out, skipped
 
 

@@ -1,0 +1,247 @@
+"""The speed model checked on published results it was never fitted on, as the app shows them.
+
+Issue 14 keeps two sources aside to check the model independently: the issues of
+geerlingguy/ai-benchmarks and of brand-o/normiebench (the few rows of theirs that the reference
+set already held stay there; every other row is here). Their rows live in
+`benchmarks/kept_aside/*.csv`, outside the package: nothing installed reads them, and
+`tests/core/test_kept_aside.py` fails if a shipped data file cites one of their threads.
+
+Each row is projected the way `advisor project --json` would project it for a user (the shipped
+fit, one card, llama-bench's conditions: tg128 from an empty cache, pp512), with the band and
+the basis label the app would show. Printed: median and 90th-percentile error, decode and
+prefill, per backend and per basis, the share inside the band, and the median band width; and
+for pairs measured by the same hands (one source, one model file, one backend, two devices),
+the error of device B's decode predicted from device A's run.
+
+    python benchmarks/kept_aside.py            # the table
+    python benchmarks/kept_aside.py --rows     # every row: measured, predicted, band, basis
+
+This is a check, not a fit: nothing here feeds the shipped model, and a change to the model is
+chosen by the held-out table of `calibration_holdout.py` (shipped rows only), then measured here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import statistics
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from advisor.core.catalogue.catalogue import load_catalogue
+from advisor.core.hardware.profile import Host
+from advisor.core.infra.units import GiB
+from advisor.core.predict import speed_model
+from advisor.core.predict.observations import Observation, Skipped, observations_from_rows
+from advisor.core.predict.projection import Target, project
+from advisor.core.predict.reference import Reference
+from advisor.core.predict.workloads import custom_workload
+
+FOLDER = Path(__file__).resolve().parent / "kept_aside"
+HOST = Host(256 * GiB, 100e9)  # a host that never limits a card
+DECODE = custom_workload(0, 128)  # tg128 from an empty cache
+PREFILL = custom_workload(512, 1)  # pp512
+
+
+def kept_aside() -> tuple[list[Observation], list[Skipped]]:
+    """The kept-aside rows: each names its catalogue record (`catalogue_id`); a row without
+    one is skipped, never resolved by its name."""
+    catalogue = load_catalogue()
+    obs: list[Observation] = []
+    skipped: list[Skipped] = []
+    HOST_LIMITED.clear()
+    for path in sorted(FOLDER.glob("*.csv")):
+        with open(path, encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+        for row in rows:
+            if not (row.get("catalogue_id") or "").strip():
+                skipped.append(Skipped(row.get("source_url", ""), row.get("device", ""),
+                                       "no catalogue record named"))  # fmt: skip
+        pinned = [r for r in rows if (r.get("catalogue_id") or "").strip()]
+        for r in pinned:
+            used, dropped = observations_from_rows([r], catalogue)
+            if (r.get("host_limited") or "").strip():
+                HOST_LIMITED.update(id(o) for o in used)
+            obs += used
+            skipped += dropped
+    return obs, skipped
+
+
+# a card measured in a host that limits it (a Raspberry Pi's single PCIe lane and small CPU,
+# a RISC-V board): the app predicts a card in a desktop, so these are reported apart
+HOST_LIMITED: set[int] = set()
+
+
+def host_limited(o: Observation) -> bool:
+    return id(o) in HOST_LIMITED
+
+
+@dataclass(frozen=True)
+class Checked:
+    obs: Observation
+    kind: str  # decode | prefill
+    predicted: float
+    low: float
+    high: float
+    basis: str
+
+    @property
+    def measured(self) -> float:
+        value = self.obs.tg_tps if self.kind == "decode" else self.obs.pp_tps
+        assert value is not None
+        return value
+
+    @property
+    def error(self) -> float:
+        return abs(self.measured / self.predicted - 1)
+
+    @property
+    def inside(self) -> bool:
+        return self.low <= self.measured <= self.high
+
+    @property
+    def stated_build(self) -> bool:
+        return bool(self.obs.build) and self.obs.build.lower() != "not stated"
+
+
+@contextmanager
+def predicting_at(date: str) -> Iterator[None]:
+    """The shipped model predicting the llama.cpp of `date` (its build-date term), not today's:
+    how much of a miss is the builds' progress since the row was measured."""
+    saved = speed_model.PREDICT_AT
+    speed_model.PREDICT_AT = date
+    try:
+        yield
+    finally:
+        speed_model.PREDICT_AT = saved
+
+
+def check(obs: list[Observation], at_row_date: bool = False) -> list[Checked]:
+    if at_row_date:
+        out = []
+        for o in obs:
+            with predicting_at(o.date[:7] if o.date else speed_model.PREDICT_AT):
+                out += check([o])
+        return out
+    out = []
+    for o in obs:
+        target = Target(o.device, backend=o.backend)
+        if o.tg_tps:
+            p = project(o.facts, target, DECODE, host=HOST)
+            if p.decode_tps and p.decode_tps_low and p.decode_tps_high:
+                out.append(Checked(o, "decode", p.decode_tps, p.decode_tps_low,
+                                   p.decode_tps_high, p.decode_basis))  # fmt: skip
+        if o.pp_tps:
+            p = project(o.facts, target, PREFILL, host=HOST)
+            if p.prefill_tps and p.prefill_tps_low and p.prefill_tps_high:
+                out.append(Checked(o, "prefill", p.prefill_tps, p.prefill_tps_low,
+                                   p.prefill_tps_high, p.prefill_basis))  # fmt: skip
+    return out
+
+
+def transferred(obs: list[Observation]) -> list[float]:
+    """Decode error on device B predicted from device A's run: both measured by one source,
+    with one model file, on one backend."""
+    errors = []
+    groups: dict[tuple[str, str, str, str], list[Observation]] = {}
+    for o in obs:
+        if o.tg_tps and o.era != "old":
+            groups.setdefault((o.source_url, o.shape_id, o.quant, o.backend), []).append(o)
+    for rows in groups.values():
+        rows = [o for o in rows if not host_limited(o)]
+        for a in rows:
+            ref = Reference(a.device, a.backend, tg_tps=a.tg_tps, pp_tps=a.pp_tps, facts=a.facts)
+            for b in rows:
+                if b.device.id == a.device.id:
+                    continue
+                p = project(b.facts, Target(b.device, backend=b.backend), DECODE, host=HOST,
+                            reference=ref)  # fmt: skip
+                if p.decode_tps and b.tg_tps:
+                    errors.append(abs(b.tg_tps / p.decode_tps - 1))
+    return errors
+
+
+def _p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)]
+
+
+def line(label: str, rows: list[Checked]) -> str:
+    if not rows:
+        return f"{label:28s} {0:5d}"
+    errors = [r.error for r in rows]
+    inside = sum(r.inside for r in rows) / len(rows)
+    width = statistics.median(r.high / r.low for r in rows)
+    return (
+        f"{label:28s} {len(rows):5d} {statistics.median(errors):7.1%} {_p90(errors):7.1%} "
+        f"{inside:8.0%} {width:6.2f}"
+    )
+
+
+def report(checked: list[Checked]) -> None:
+    current = [c for c in checked if c.obs.era != "old"]
+    print(f"\n{'':28s} {'rows':>5s} {'median':>7s} {'p90':>7s} {'in band':>8s} {'hi/lo':>6s}")
+    for kind in ("decode", "prefill"):
+        limited = [c for c in current if c.kind == kind and host_limited(c.obs)]
+        rows = [c for c in current if c.kind == kind and not host_limited(c.obs)]
+        print(f"\n{kind} (current builds)")
+        print(line("every row", rows + limited))
+        print(line("host-limited (apart)", limited))
+        print(line("all others", rows))
+        print("  of which:")
+        print(line("build stated", [c for c in rows if c.stated_build]))
+        for basis in sorted({c.basis for c in rows}):
+            print(line(f"basis {basis}", [c for c in rows if c.basis == basis]))
+        for backend in sorted({c.obs.backend for c in rows}):
+            print(line(f"backend {backend}", [c for c in rows if c.obs.backend == backend]))
+        for moe in (False, True):
+            print(line("MoE" if moe else "dense", [c for c in rows if c.obs.moe == moe]))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", action="store_true", help="print every row")
+    args = ap.parse_args()
+    obs, skipped = kept_aside()
+    print(f"{len(obs)} kept-aside rows used from {len({o.source_url for o in obs})} threads, "
+          f"{len({o.device.id for o in obs})} devices; {len(skipped)} skipped")  # fmt: skip
+    reasons: dict[str, int] = {}
+    for s in skipped:
+        reasons[s.reason] = reasons.get(s.reason, 0) + 1
+    for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        print(f"  skipped {n:3d}: {reason}")
+    checked = check(obs)
+    report(checked)
+    dated = check(obs, at_row_date=True)
+    print("\nthe same rows predicted for the llama.cpp of each row's own date (not today's):")
+    for kind in ("decode", "prefill"):
+        print(line(f"{kind}, all others", [c for c in dated if c.kind == kind
+                                           and not host_limited(c.obs)]))  # fmt: skip
+    errors = transferred(obs)
+    if errors:
+        print(
+            f"\ndecode from another device's run (same source, model file and backend): "
+            f"{len(errors)} pairs, median {statistics.median(errors):.1%}, p90 {_p90(errors):.1%}"
+        )
+    if args.rows:
+        print()
+        for c in sorted(checked, key=lambda c: -c.error):
+            o = c.obs
+            print(
+                f"{c.kind:8s} {o.device.id:38s} {o.backend:7s} {o.shape_id:16s} {o.quant:10s} "
+                f"measured {c.measured:9.1f} predicted {c.predicted:9.1f} "
+                f"({c.measured / c.predicted - 1:+.0%}) band {c.low:.1f}-{c.high:.1f} "
+                f"{c.basis:10s} {'host-limited ' if host_limited(o) else ''}"
+                f"{o.build or '-'} {o.source_url}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
