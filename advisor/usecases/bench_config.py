@@ -20,7 +20,11 @@ from advisor.core.predict.reference import Reference
 from advisor.core.predict.speed_model import usable_peak
 from advisor.core.predict.workloads import custom_workload
 from advisor.core.runs.config import PRESETS, BenchConfig
-from advisor.usecases.models import facts_for_synthetic, resolved_model_path
+from advisor.usecases.models import (
+    MAX_SYNTHETIC_LAYERS,
+    facts_for_synthetic,
+    resolved_model_path,
+)
 
 MAX_THREADS = 512  # GGML_MAX_N_THREADS
 MAX_STREAMS = 256  # LLAMA_MAX_SEQ: llama.cpp aborts beyond it
@@ -40,7 +44,7 @@ class BenchChoices:
 
     model_path: str | None = None
     synthetic: str | None = None
-    synthetic_layers: int | None = None
+    synthetic_layers: object = None  # as typed; checked here
     preset: str | None = None  # "quick" | "thorough" | None (the lists below, or quick)
     n_prompt: str | None = None  # "512" or "128,512"
     n_gen: str | None = None
@@ -89,6 +93,9 @@ def bench_config(
     """The checked benchmark configuration for these choices, and the facts of its model."""
     if bool(choices.model_path) == bool(choices.synthetic):
         raise InputError("Give either a model file or --synthetic SHAPE[:QUANT], not both.")
+    layers = None
+    if choices.synthetic_layers is not None:  # as typed: '2' from the command line
+        layers = whole_number("--layers", choices.synthetic_layers, 1, MAX_SYNTHETIC_LAYERS)
     if choices.model_path:
         model_path: str | None = resolved_model_path(choices.model_path)
         from advisor.core.model.gguf_facts import facts_from_gguf
@@ -96,12 +103,12 @@ def bench_config(
         facts = facts_from_gguf(model_path or "")
     else:
         model_path = None
-        facts = facts_for_synthetic(choices.synthetic or "", choices.synthetic_layers)
+        facts = facts_for_synthetic(choices.synthetic or "", layers)
     n_batch = whole_number("--batch-size", choices.n_batch, 1, MAX_BATCH_SIZE)
     config = BenchConfig(
         model_path=model_path,
         synthetic=choices.synthetic,
-        synthetic_layers=choices.synthetic_layers,
+        synthetic_layers=layers,
         reps=whole_number("--reps", choices.reps, 1, MAX_REPS),
         threads=(
             None
