@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from advisor.core.runs.config import BenchConfig
@@ -42,6 +43,24 @@ def _popen_kwargs() -> dict[str, Any]:
     else:
         kwargs["start_new_session"] = True  # a terminal's Ctrl-C goes to us, we stop the child
     return kwargs
+
+
+# signals of a crash inside llama.cpp's kernels (not a kill from outside, not a cancel)
+CRASH_SIGNALS = frozenset(
+    getattr(signal, name) for name in ("SIGSEGV", "SIGBUS", "SIGILL") if hasattr(signal, name)
+)
+RETRY_MESSAGE = (
+    "llama.cpp crashed with its repacked CPU weights; measuring again with its plain kernels"
+)
+
+
+def crashed_in_kernels(returncode: int | None) -> bool:
+    """Did the child die of a crash signal (or, on Windows, an access violation)?"""
+    if returncode is None:
+        return False
+    if returncode < 0:
+        return -returncode in CRASH_SIGNALS
+    return sys.platform == "win32" and returncode in (3221225477, -1073741819)
 
 
 def _describe_exit(returncode: int | None) -> str:
@@ -190,7 +209,33 @@ class BenchJob:
     # --- events ------------------------------------------------------------------------
 
     def events(self) -> Iterator[Progress | Failure | RunResult]:
-        """Progress events, then exactly one RunResult or Failure. Always reaps the child."""
+        """Progress events, then exactly one RunResult or Failure. Always reaps the child.
+
+        A child that crashes inside llama.cpp with its repacked CPU weights on (the AMX
+        kernels of some Intel Xeons segfault at the first decode: llama.cpp issue 20824) is
+        started once more with them off; the run then says so in its notes."""
+        for event in self._events_once():
+            if (
+                isinstance(event, Failure)
+                and not event.cancelled
+                and self.config.repack
+                and not self._cancel_requested.is_set()
+                and self.proc is not None
+                and crashed_in_kernels(self.proc.returncode)
+            ):
+                yield Progress("loading", 0, 1, message=RETRY_MESSAGE)
+                self._restart(replace(self.config, repack=False))
+                yield from self._events_once()
+                return
+            yield event
+
+    def _restart(self, config: BenchConfig) -> None:
+        self.config = config
+        self.proc = None
+        self._events = queue.Queue()
+        self._stderr.clear()
+
+    def _events_once(self) -> Iterator[Progress | Failure | RunResult]:
         if self.proc is None:
             self.start()
         last_change = time.monotonic()

@@ -66,6 +66,8 @@ class LlamaModel:
         params.n_gpu_layers = gpu_layers
         if not config.use_mmap:
             params.load_mode = C.LLAMA_LOAD_MODE_NONE
+        if not config.repack and hasattr(params, "use_extra_bufts"):
+            params.use_extra_bufts = False  # plain CPU weights: no AMX, no interleaving
         params.progress_callback = _progress
         t0 = time.perf_counter()
         self.model = C.llama_model_load_from_file(str(path).encode("utf-8"), params)

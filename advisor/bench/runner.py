@@ -44,6 +44,11 @@ THREADPOOL_NOTE = (
     "threadpool as llama-bench does and llama.cpp used its own threads: CPU results may differ "
     "slightly from llama-bench's."
 )
+NO_REPACK_NOTE = (
+    "llama.cpp crashed with its repacked CPU weights (the AMX kernels of some Intel Xeons do: "
+    "llama.cpp issue 20824), so this run measured its plain CPU kernels; prefill may be "
+    "slower here than a llama.cpp build without that crash would be."
+)
 
 
 def _tdp(hardware: RunHardware | None) -> float | None:
@@ -363,6 +368,8 @@ def run_benchmark(
         notes = [*plan.notes, *(s.reason for s in plan.skipped)]
         if not run.threadpool:
             notes.append(THREADPOOL_NOTE)
+        if not config.repack:
+            notes.append(NO_REPACK_NOTE)
         if longest is not None:
             notes.append(longest.note)
         result = replace(

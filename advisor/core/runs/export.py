@@ -86,6 +86,11 @@ def llama_bench_command(run: RunResult) -> str:
     if not c.use_mmap:
         args += ["-mmp", "0"]
     command = shlex.join(args)
+    if not c.repack:
+        command += (
+            "\n# this run kept the weights in llama.cpp's plain CPU buffer, not its repacked "
+            "ones (their AMX kernels crashed here); llama-bench's -ot '.*=CPU' does the same"
+        )
     batched = batched_bench_command(c)
     if batched:
         command += f"\n# batched decode (tgNxB): {batched}"

@@ -151,3 +151,11 @@ def test_the_file_name_chooses_the_format(tmp_path):
     with pytest.raises(ValueError, match=r"Cannot export to '\.txt'; use \.csv, \.json or \.md\."):
         export_runs([run], tmp_path / "r.txt")
     assert not (tmp_path / "r.txt").exists()
+
+
+def test_a_run_without_repacked_weights_says_so_beside_the_command():
+    plain = BenchConfig(model_path="/m/a.gguf", reps=5, repack=False)
+    command = llama_bench_command(_run(plain))
+    first, note = command.split("\n")
+    assert first == "llama-bench -m /m/a.gguf -p 512 -n 128 -r 5"
+    assert note.startswith("# ") and "-ot '.*=CPU'" in note
