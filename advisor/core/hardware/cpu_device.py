@@ -17,6 +17,10 @@ def _flops_per_cycle(features: tuple[str, ...], vendor: str | None) -> int:
     f = {x.upper() for x in features}
     if vendor == "Apple" or "NEON" in f or "ASIMD" in f:
         return 32  # 4 x 128-bit FMA pipes x 4 lanes x 2
+    if "AMX_TILE" in f or "AMX_INT8" in f:
+        # AMX is only on Xeon cores (Sapphire Rapids and later), which have two 512-bit FMA
+        # units: 2 x 16 lanes x 2
+        return 64
     if "AVX512F" in f or "AVX2" in f:
         return 32  # 2 x 256-bit FMA ports (AVX-512 usually no wider in practice on clients)
     if "AVX" in f:
