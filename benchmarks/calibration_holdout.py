@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from advisor.core.predict import efficiency as E
 from advisor.core.predict.bands import bands_from, moe_widening, shown_band
+from advisor.core.predict.holdout import HeldOut, held_out
 from advisor.core.predict.observations import load_observations
 from advisor.core.predict.speed_fit import (
     fit_file,
@@ -36,7 +37,7 @@ from advisor.core.predict.speed_fit import (
     fit_to_json,
     search_prefill_layer,
 )
-from advisor.core.predict.speed_model import HeldOut, fit_decode, held_out
+from advisor.core.predict.speed_model import fit_decode
 
 
 def table(rows: list[HeldOut], bands: dict, widening: dict, group, title: str) -> None:

@@ -8,6 +8,7 @@ FLOP/s, and the host RAM that spilled layers would use.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -326,13 +327,26 @@ def _cpu_profile(
     )
 
 
+def board_name(machine: str | None) -> str | None:
+    """A machine name without the board revision ('Raspberry Pi 5 Model B Rev 1.1' ->
+    'Raspberry Pi 5 Model B'): one record covers every revision of a board."""
+    if not machine:
+        return None
+    return re.sub(r"\s+Rev(ision)?\s*[\w.]+$", "", machine.strip(), flags=re.IGNORECASE)
+
+
 def match_catalogue(report: HardwareReport, catalogue: Catalogue) -> HardwareReport:
     """Fill catalogue_id on the CPU and every GPU the catalogue knows."""
     cpu = report.cpu
-    if cpu.model and not cpu.catalogue_id:
-        d = catalogue.try_resolve(cpu.model)
-        if d is not None and d.is_cpu:
-            cpu = replace(cpu, catalogue_id=d.id)
+    if not cpu.catalogue_id:
+        # the CPU's own name; else the machine's (an Arm board's CPU is named only by its
+        # cores, 'ARM Cortex-A76', and its board, 'Raspberry Pi 5 Model B Rev 1.0', says
+        # which chip and memory it has)
+        for name in (cpu.model, board_name(report.machine)):
+            d = catalogue.try_resolve(name) if name else None
+            if d is not None and d.is_cpu:
+                cpu = replace(cpu, catalogue_id=d.id)
+                break
     gpus = []
     for g in report.gpus:
         if g.catalogue_id or g.is_virtual:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from advisor.core.predict.speed_model import HeldOut
+    from advisor.core.predict.holdout import HeldOut
 
 Band = tuple[float, float]
 Bands = dict[tuple[str, str, str], Band]

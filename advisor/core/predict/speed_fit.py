@@ -22,6 +22,7 @@ import numpy as np
 from advisor.core.infra.paths import bundled
 from advisor.core.predict import efficiency as E
 from advisor.core.predict.bands import bands_from, moe_widening
+from advisor.core.predict.holdout import HeldOut, held_out
 from advisor.core.predict.observations import (
     BatchedPoint,
     DepthPair,
@@ -35,13 +36,11 @@ from advisor.core.predict.speed_model import (
     PREFILL_LAYER_GRID_MS,
     SMALL_BATCH_MAX,
     DecodeFit,
-    HeldOut,
     PrefillFit,
     SpeedModel,
     extra_stream_bytes,
     fit_decode,
     fit_prefill,
-    held_out,
     step_weights,
 )
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -57,7 +57,7 @@ PREFILL_BATCH = 512  # llama-bench's pp512, one llama.cpp micro-batch
 # --search-prefill` reruns it); the grid stops at 1 ms, several times what a layer's kernel
 # launches cost, so that the term stays a fixed cost and does not stand in for a model-size
 # effect (the CPU backend launches no kernels: none there)
-PREFILL_LAYER_S = {"cuda": 0.3e-3, "metal": 0.0, "rocm": 1.0e-3, "vulkan": 0.3e-3}
+PREFILL_LAYER_S = {"cuda": 0.3e-3, "metal": 0.0, "rocm": 1.0e-3, "sycl": 0.0, "vulkan": 0.7e-3}
 PREFILL_LAYER_GRID_MS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.7, "low": 0.4}
 # the share a backend without any data is assumed to reach (the pooled backends' median)
@@ -212,10 +212,18 @@ class PrefillFit:
                     _prefill_covariates(device, backend, facts, PREDICT_AT))  # fmt: skip
         return min(1.0, math.exp(self.ridge.log_share(key))) * peak
 
-    def tps(self, device: Device, backend: str, facts: ModelFacts, depth: int) -> float | None:
+    def tps(
+        self,
+        device: Device,
+        backend: str,
+        facts: ModelFacts,
+        depth: int,
+        rate: float | None = None,
+    ) -> float | None:
         """Prompt tokens/s with `depth` tokens already in the cache: each token's FLOPs at
-        the rate, plus its share of each 512-token batch's per-layer cost."""
-        rate = self.rate(device, backend, facts)
+        the rate (the fit's own unless given), plus its share of each 512-token batch's
+        per-layer cost."""
+        rate = rate or self.rate(device, backend, facts)
         if not rate:
             return None
         fixed = _fixed_per_token(self.layer_s.get(backend, 0.0), facts)
@@ -231,66 +239,6 @@ def fit_prefill(
     rows = [r for o in obs if (r := _prefill_row(o, layer_s.get(o.backend, 0.0)))]
     return PrefillFit(dict(layer_s), E.fit_ridge([r.key for r in rows], [r.y for r in rows],
                                                  penalties, [r.weight for r in rows]))  # fmt: skip
-
-
-# -------------------------------------------------------------------------------------------
-# held-out errors: what the bands and the basis labels rest on
-# -------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HeldOut:
-    """One held-out prediction: the observation, what was predicted without it, and how."""
-
-    obs: Observation
-    kind: str  # decode | prefill
-    predicted: float
-    basis: str  # modelled (the device left out) | published (one source of it left out)
-
-    @property
-    def log_error(self) -> float:
-        measured = self.obs.tg_tps if self.kind == "decode" else self.obs.pp_tps
-        return math.log((measured or math.nan) / self.predicted)
-
-
-def held_out(
-    obs: Sequence[Observation],
-    t_layer: dict[str, float] | None = None,
-    prefill_layer_s: dict[str, float] | None = None,
-    kinds: tuple[str, ...] = ("decode", "prefill"),
-) -> list[HeldOut]:
-    """Every row predicted by a fit that never saw it: each device left out in turn
-    (`modelled`), and each source of a device with several sources left out (`published`)."""
-    if "decode" in kinds and t_layer is None:
-        t_layer = fit_decode(obs).t_layer
-    out: list[HeldOut] = []
-    groups: dict[str, Callable[[Observation], str]] = {
-        "modelled": lambda o: o.device.id,
-        "published": lambda o: f"{o.device.id}|{o.backend}|{o.source_url}",
-    }
-    for basis, group_of in groups.items():
-        for group in sorted({group_of(o) for o in obs}):
-            test = [o for o in obs if group_of(o) == group]
-            train = [o for o in obs if group_of(o) != group]
-            if basis == "published":
-                kept = {(o.device.id, o.backend) for o in train}
-                test = [o for o in test if (o.device.id, o.backend) in kept]
-            if not test:
-                continue
-            if "decode" in kinds:
-                decode = fit_decode(train, t_layer=t_layer)
-                out += [HeldOut(o, "decode", decode.tps(o), basis) for o in test if o.tg_tps]
-            if "prefill" in kinds:
-                prefill = fit_prefill(train, layer_s=prefill_layer_s)
-                for o in test:
-                    pp = _prefill_tps(prefill, o)
-                    if o.pp_tps and pp:
-                        out.append(HeldOut(o, "prefill", pp, basis))
-    return out
-
-
-def _prefill_tps(fit: PrefillFit, o: Observation) -> float | None:
-    return fit.tps(o.device, o.backend, o.facts, o.n_prompt // 2)
 
 
 # -------------------------------------------------------------------------------------------
@@ -355,14 +303,23 @@ class SpeedModel:
         return min(1.0, math.exp(self.decode_fit.ridge.coef.get("b:cpu", math.log(0.6))))
 
     def prefill_rate(self, device: Device, backend: str, facts: ModelFacts) -> float | None:
-        """FLOP/s prefill's matrix work reaches on this device, None without a peak."""
-        return self.prefill_fit.rate(device, backend, facts)
+        """FLOP/s prefill's matrix work reaches on this device, None without a peak; never
+        below the rate one stream's decode does that work at (a prompt is never read slower
+        than its tokens would be written one at a time: a chip whose estimated compute
+        understates it, an Arm board's big cores counted alone, still batches no worse)."""
+        rate = self.prefill_fit.rate(device, backend, facts)
+        if not rate:
+            return rate
+        one = self.step(device, backend, facts, streams=1, depth=0, compute_rate=None)
+        return max(rate, facts.flops_per_token(0) / one.seconds)
 
     def prefill_tps(
         self, device: Device, backend: str, facts: ModelFacts, depth: int
     ) -> float | None:
         """Prompt tokens/s at `depth` tokens of context, the per-layer cost included."""
-        return self.prefill_fit.tps(device, backend, facts, depth)
+        return self.prefill_fit.tps(
+            device, backend, facts, depth, rate=self.prefill_rate(device, backend, facts)
+        )
 
     def published(self, device: Device, backend: str, facts: ModelFacts) -> Published | None:
         """The shipped published figure nearest this model on this device and backend: the

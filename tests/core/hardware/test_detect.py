@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -581,3 +582,32 @@ def test_local_file_reader_says_why_it_could_not_read():
     reader = LocalFileReader()
     assert reader.read_text("/no/such/file").error.endswith("does not exist")
     assert reader.read_text(__file__).text.startswith('"""Detection end to end')
+
+
+def test_linux_replay_raspberry_pi_5_is_named_by_its_board():
+    # Recording: /proc/cpuinfo of a Raspberry Pi 5 (cores named only by implementer and part,
+    # the board in its last line). The device tree's model, which Arm boards have instead of
+    # DMI, is written here with its trailing NUL as the kernel gives it (no recording of it).
+    from advisor.core.catalogue.catalogue import load_catalogue
+    from advisor.core.hardware.profile import build_profile, match_catalogue
+
+    files = ReplayFiles(
+        {
+            "/proc/cpuinfo": fixture("linux/proc-cpuinfo-raspberry-pi-5.txt"),
+            "/proc/device-tree/model": "Raspberry Pi 5 Model B Rev 1.1\x00",
+        }
+    )
+    report = detect_hardware(system="Linux", runner=ReplayRunner({}), files=files,
+                             nvml=NoNvml(), probe_bandwidth=False)  # fmt: skip
+    assert report.cpu.model == "Cortex-A76"
+    assert report.cpu.logical_cores == 4 and "NEON" in report.cpu.features
+    assert report.machine == "Raspberry Pi 5 Model B Rev 1.1"  # a revision no alias names
+    cat = load_catalogue()
+    matched = match_catalogue(report, cat)
+    assert matched.cpu.catalogue_id == "raspberry-pi-5-bcm2712"
+    profile = build_profile(matched, cat)
+    assert profile.catalogue_id == "raspberry-pi-5-bcm2712"
+    assert profile.spec_bandwidth_bytes_per_s == pytest.approx(17.07e9)  # 32-bit LPDDR4X-4267
+    # without the board's name the cores alone name no chip
+    bare = match_catalogue(replace(report, machine=None), cat)
+    assert bare.cpu.catalogue_id is None

@@ -210,16 +210,27 @@ def _linux_hybrid_task(ctx: ProbeContext, notes: list[ProbeNote]) -> tuple[int, 
     return p_logical, e_logical
 
 
+DEVICE_TREE_MODEL = "/proc/device-tree/model"
+
+
 def _linux_machine_task(ctx: ProbeContext, notes: list[ProbeNote]) -> str | None:
+    """The machine's product name: DMI on PCs; the device tree's model on Arm boards, which
+    have no DMI ('Raspberry Pi 5 Model B Rev 1.0': their CPU is named only by its cores,
+    'Cortex-A76', so the board is what tells the catalogue which chip and memory it is)."""
     vendor, _ = read_file(ctx, "/sys/class/dmi/id/sys_vendor")
     product, error = read_file(ctx, "/sys/class/dmi/id/product_name")
     junk = {"", "to be filled by o.e.m.", "system product name", "default string", "none"}
     parts = [p.strip() for p in (vendor, product) if p and p.strip().lower() not in junk]
-    if not parts:
-        notes.append(ProbeNote("/sys/class/dmi/id", "unavailable", error or "no DMI product name"))
-        return None
-    notes.append(ProbeNote("/sys/class/dmi/id", "ok", " ".join(parts)))
-    return " ".join(parts)
+    if parts:
+        notes.append(ProbeNote("/sys/class/dmi/id", "ok", " ".join(parts)))
+        return " ".join(parts)
+    board, _ = read_file(ctx, DEVICE_TREE_MODEL)
+    board = (board or "").replace("\x00", "").strip()
+    if board:
+        notes.append(ProbeNote(DEVICE_TREE_MODEL, "ok", board))
+        return board
+    notes.append(ProbeNote("/sys/class/dmi/id", "unavailable", error or "no DMI product name"))
+    return None
 
 
 def linux_tasks() -> list[tuple[str, Task]]:
