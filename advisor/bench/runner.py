@@ -45,9 +45,14 @@ THREADPOOL_NOTE = (
     "slightly from llama-bench's."
 )
 NO_REPACK_NOTE = (
-    "llama.cpp crashed with its repacked CPU weights (the AMX kernels of some Intel Xeons do: "
-    "llama.cpp issue 20824), so this run measured its plain CPU kernels; prefill may be "
-    "slower here than a llama.cpp build without that crash would be."
+    "This run used llama.cpp's plain CPU kernels, not its repacked weights: those crashed "
+    "here (as the AMX kernels of some Intel Xeons do, llama.cpp issue 20824), so prefill may "
+    "be slower than llama.cpp is where they work."
+)
+AMX_NOTE = (
+    "This run used llama.cpp's plain CPU kernels, not its AMX ones: they crash at the first "
+    "decode on some Intel Xeons (llama.cpp issue 20824, still open), which would end the run, "
+    "so prefill may be slower here than llama.cpp is where AMX works."
 )
 
 
@@ -331,6 +336,11 @@ def run_benchmark(
             yield Failure(plan.refused, "", user_error=True)
             return
         config = replace(config, threads=threads, gpu_layers=gpu_layers)
+        if config.repack and backend.has_amx:
+            # llama.cpp's AMX kernels segfault at the first decode on some Intel Xeons
+            # (llama.cpp issue 20824, machine-dependent, open; this project's CI VM is one),
+            # and a crash there takes the whole run: the plain CPU kernels instead
+            config = replace(config, repack=False)
 
         yield Progress("loading", 0, 100, message=f"Loading {Path(config.model_path).name}")
         llama = _load(config, gpu_layers, cancel, side_channel)
@@ -369,7 +379,7 @@ def run_benchmark(
         if not run.threadpool:
             notes.append(THREADPOOL_NOTE)
         if not config.repack:
-            notes.append(NO_REPACK_NOTE)
+            notes.append(AMX_NOTE if backend.has_amx else NO_REPACK_NOTE)
         if longest is not None:
             notes.append(longest.note)
         result = replace(

@@ -127,6 +127,11 @@ class BackendInfo:
     error: str | None = None
     llama_cpp_commit: str | None = None  # the llama.cpp commit the wheel vendors
 
+    @property
+    def has_amx(self) -> bool:
+        """Was this llama.cpp built with its AMX kernels (and does the CPU have AMX)?"""
+        return "AMX_INT8 = 1" in self.system_info
+
 
 @dataclass(frozen=True)
 class HardwareReport:
