@@ -49,13 +49,22 @@ DECODE = custom_workload(0, 128)  # tg128 from an empty cache
 PREFILL = custom_workload(512, 1)  # pp512
 
 
-def kept_aside() -> tuple[list[Observation], list[Skipped]]:
+@dataclass(frozen=True)
+class Kept:
+    """A kept-aside row, and whether its card sat in a host that limits it (a Raspberry Pi's
+    single PCIe lane and small CPU, a RISC-V board): the app predicts a card in a desktop, so
+    those are reported apart."""
+
+    obs: Observation
+    host_limited: bool
+
+
+def kept_aside() -> tuple[list[Kept], list[Skipped]]:
     """The kept-aside rows: each names its catalogue record (`catalogue_id`); a row without
     one is skipped, never resolved by its name."""
     catalogue = load_catalogue()
-    obs: list[Observation] = []
+    kept: list[Kept] = []
     skipped: list[Skipped] = []
-    HOST_LIMITED.clear()
     for path in sorted(FOLDER.glob("*.csv")):
         with open(path, encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh))
@@ -66,20 +75,10 @@ def kept_aside() -> tuple[list[Observation], list[Skipped]]:
         pinned = [r for r in rows if (r.get("catalogue_id") or "").strip()]
         for r in pinned:
             used, dropped = observations_from_rows([r], catalogue)
-            if (r.get("host_limited") or "").strip():
-                HOST_LIMITED.update(id(o) for o in used)
-            obs += used
+            limited = bool((r.get("host_limited") or "").strip())
+            kept += [Kept(o, limited) for o in used]
             skipped += dropped
-    return obs, skipped
-
-
-# a card measured in a host that limits it (a Raspberry Pi's single PCIe lane and small CPU,
-# a RISC-V board): the app predicts a card in a desktop, so these are reported apart
-HOST_LIMITED: set[int] = set()
-
-
-def host_limited(o: Observation) -> bool:
-    return id(o) in HOST_LIMITED
+    return kept, skipped
 
 
 @dataclass(frozen=True)
@@ -90,6 +89,7 @@ class Checked:
     low: float
     high: float
     basis: str
+    host_limited: bool
 
     @property
     def measured(self) -> float:
@@ -122,42 +122,61 @@ def predicting_at(date: str) -> Iterator[None]:
         speed_model.PREDICT_AT = saved
 
 
-def check(obs: list[Observation], at_row_date: bool = False) -> list[Checked]:
+def check(rows: list[Kept], at_row_date: bool = False) -> list[Checked]:
     if at_row_date:
         out = []
-        for o in obs:
-            with predicting_at(o.date[:7] if o.date else speed_model.PREDICT_AT):
-                out += check([o])
+        for k in rows:
+            with predicting_at(k.obs.date[:7] if k.obs.date else speed_model.PREDICT_AT):
+                out += check([k])
         return out
     out = []
-    for o in obs:
+    for k in rows:
+        o = k.obs
         target = Target(o.device, backend=o.backend)
         if o.tg_tps:
             p = project(o.facts, target, DECODE, host=HOST)
             if p.decode_tps and p.decode_tps_low and p.decode_tps_high:
-                out.append(Checked(o, "decode", p.decode_tps, p.decode_tps_low,
-                                   p.decode_tps_high, p.decode_basis))  # fmt: skip
+                out.append(
+                    Checked(
+                        o,
+                        "decode",
+                        p.decode_tps,
+                        p.decode_tps_low,
+                        p.decode_tps_high,
+                        p.decode_basis,
+                        k.host_limited,
+                    )
+                )
         if o.pp_tps:
             p = project(o.facts, target, PREFILL, host=HOST)
             if p.prefill_tps and p.prefill_tps_low and p.prefill_tps_high:
-                out.append(Checked(o, "prefill", p.prefill_tps, p.prefill_tps_low,
-                                   p.prefill_tps_high, p.prefill_basis))  # fmt: skip
+                out.append(
+                    Checked(
+                        o,
+                        "prefill",
+                        p.prefill_tps,
+                        p.prefill_tps_low,
+                        p.prefill_tps_high,
+                        p.prefill_basis,
+                        k.host_limited,
+                    )
+                )
     return out
 
 
-def transferred(obs: list[Observation]) -> list[float]:
+def transferred(rows: list[Kept]) -> list[float]:
     """Decode error on device B predicted from device A's run: both measured by one source,
-    with one model file, on one backend."""
+    with one model file, on one backend, in desktop hosts."""
     errors = []
     groups: dict[tuple[str, str, str, str], list[Observation]] = {}
-    for o in obs:
-        if o.tg_tps and o.era != "old":
+    for k in rows:
+        o = k.obs
+        if o.tg_tps and o.era != "old" and not k.host_limited:
             groups.setdefault((o.source_url, o.shape_id, o.quant, o.backend), []).append(o)
-    for rows in groups.values():
-        rows = [o for o in rows if not host_limited(o)]
-        for a in rows:
+    for group in groups.values():
+        for a in group:
             ref = Reference(a.device, a.backend, tg_tps=a.tg_tps, pp_tps=a.pp_tps, facts=a.facts)
-            for b in rows:
+            for b in group:
                 if b.device.id == a.device.id:
                     continue
                 p = project(b.facts, Target(b.device, backend=b.backend), DECODE, host=HOST,
@@ -188,8 +207,8 @@ def report(checked: list[Checked]) -> None:
     current = [c for c in checked if c.obs.era != "old"]
     print(f"\n{'':28s} {'rows':>5s} {'median':>7s} {'p90':>7s} {'in band':>8s} {'hi/lo':>6s}")
     for kind in ("decode", "prefill"):
-        limited = [c for c in current if c.kind == kind and host_limited(c.obs)]
-        rows = [c for c in current if c.kind == kind and not host_limited(c.obs)]
+        limited = [c for c in current if c.kind == kind and c.host_limited]
+        rows = [c for c in current if c.kind == kind and not c.host_limited]
         print(f"\n{kind} (current builds)")
         print(line("every row", rows + limited))
         print(line("host-limited (apart)", limited))
@@ -208,7 +227,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", action="store_true", help="print every row")
     args = ap.parse_args()
-    obs, skipped = kept_aside()
+    kept, skipped = kept_aside()
+    obs = [k.obs for k in kept]
     print(f"{len(obs)} kept-aside rows used from {len({o.source_url for o in obs})} threads, "
           f"{len({o.device.id for o in obs})} devices; {len(skipped)} skipped")  # fmt: skip
     reasons: dict[str, int] = {}
@@ -216,14 +236,14 @@ def main() -> int:
         reasons[s.reason] = reasons.get(s.reason, 0) + 1
     for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
         print(f"  skipped {n:3d}: {reason}")
-    checked = check(obs)
+    checked = check(kept)
     report(checked)
-    dated = check(obs, at_row_date=True)
+    dated = check(kept, at_row_date=True)
     print("\nthe same rows predicted for the llama.cpp of each row's own date (not today's):")
     for kind in ("decode", "prefill"):
         print(line(f"{kind}, all others", [c for c in dated if c.kind == kind
-                                           and not host_limited(c.obs)]))  # fmt: skip
-    errors = transferred(obs)
+                                           and not c.host_limited]))  # fmt: skip
+    errors = transferred(kept)
     if errors:
         print(
             f"\ndecode from another device's run (same source, model file and backend): "
@@ -237,7 +257,7 @@ def main() -> int:
                 f"{c.kind:8s} {o.device.id:38s} {o.backend:7s} {o.shape_id:16s} {o.quant:10s} "
                 f"measured {c.measured:9.1f} predicted {c.predicted:9.1f} "
                 f"({c.measured / c.predicted - 1:+.0%}) band {c.low:.1f}-{c.high:.1f} "
-                f"{c.basis:10s} {'host-limited ' if host_limited(o) else ''}"
+                f"{c.basis:10s} {'host-limited ' if c.host_limited else ''}"
                 f"{o.build or '-'} {o.source_url}"
             )
     return 0

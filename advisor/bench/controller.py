@@ -46,6 +46,7 @@ def _popen_kwargs() -> dict[str, Any]:
 
 
 # signals of a crash inside llama.cpp's kernels (not a kill from outside, not a cancel)
+WINDOWS_ACCESS_VIOLATION = (3221225477, -1073741819)  # 0xC0000005, unsigned and signed
 CRASH_SIGNALS = frozenset(
     getattr(signal, name) for name in ("SIGSEGV", "SIGBUS", "SIGILL") if hasattr(signal, name)
 )
@@ -60,7 +61,7 @@ def crashed_in_kernels(returncode: int | None) -> bool:
         return False
     if returncode < 0:
         return -returncode in CRASH_SIGNALS
-    return sys.platform == "win32" and returncode in (3221225477, -1073741819)
+    return sys.platform == "win32" and returncode in WINDOWS_ACCESS_VIOLATION
 
 
 def _describe_exit(returncode: int | None) -> str:
@@ -75,7 +76,7 @@ def _describe_exit(returncode: int | None) -> str:
                 "machine ran out of memory; try a smaller model or context."
             )
         return f"llama.cpp crashed during the benchmark ({name}); see the details."
-    if sys.platform == "win32" and returncode in (3221225477, -1073741819):
+    if sys.platform == "win32" and returncode in WINDOWS_ACCESS_VIOLATION:
         return "llama.cpp crashed during the benchmark (access violation); see the details."
     return f"The benchmark process stopped unexpectedly (exit code {returncode}); see the details."
 

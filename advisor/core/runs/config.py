@@ -54,7 +54,8 @@ class BenchConfig:
     warmup: bool = True
     use_mmap: bool = True
     # llama.cpp's repacked CPU weights (AMX tiles on Intel Xeons, interleaved blocks for
-    # AVX2 and Arm): on by default, as in llama-bench; off where they crashed (controller.py)
+    # AVX2 and Arm): on by default, as in llama-bench; off on a build with AMX, whose kernels
+    # crash on some Xeons (runner.py), and after a crash in them (controller.py)
     repack: bool = True
     allow_oversize: bool = False  # run tests preflight doubts (the app's "Run anyway")
     # find the longest context that loads (trial allocation, model loaded once, time budget)

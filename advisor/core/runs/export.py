@@ -89,7 +89,8 @@ def llama_bench_command(run: RunResult) -> str:
     if not c.repack:
         command += (
             "\n# this run kept the weights in llama.cpp's plain CPU buffer, not its repacked "
-            "ones (their AMX kernels crashed here); llama-bench's -ot '.*=CPU' does the same"
+            "ones (their AMX kernels crash on some Xeons); llama-bench's -ot '.*=CPU' does the "
+            "same"
         )
     batched = batched_bench_command(c)
     if batched:
