@@ -133,34 +133,18 @@ def check(rows: list[Kept], at_row_date: bool = False) -> list[Checked]:
     for k in rows:
         o = k.obs
         target = Target(o.device, backend=o.backend)
-        if o.tg_tps:
-            p = project(o.facts, target, DECODE, host=HOST)
-            if p.decode_tps and p.decode_tps_low and p.decode_tps_high:
-                out.append(
-                    Checked(
-                        o,
-                        "decode",
-                        p.decode_tps,
-                        p.decode_tps_low,
-                        p.decode_tps_high,
-                        p.decode_basis,
-                        k.host_limited,
-                    )
-                )
-        if o.pp_tps:
-            p = project(o.facts, target, PREFILL, host=HOST)
-            if p.prefill_tps and p.prefill_tps_low and p.prefill_tps_high:
-                out.append(
-                    Checked(
-                        o,
-                        "prefill",
-                        p.prefill_tps,
-                        p.prefill_tps_low,
-                        p.prefill_tps_high,
-                        p.prefill_basis,
-                        k.host_limited,
-                    )
-                )
+        for kind, workload, measured in (("decode", DECODE, o.tg_tps),
+                                         ("prefill", PREFILL, o.pp_tps)):  # fmt: skip
+            if not measured:
+                continue
+            p = project(o.facts, target, workload, host=HOST)
+            if kind == "decode":
+                figures = (p.decode_tps, p.decode_tps_low, p.decode_tps_high, p.decode_basis)
+            else:
+                figures = (p.prefill_tps, p.prefill_tps_low, p.prefill_tps_high, p.prefill_basis)
+            tps, low, high, basis = figures
+            if tps and low and high:
+                out.append(Checked(o, kind, tps, low, high, basis, k.host_limited))
     return out
 
 
