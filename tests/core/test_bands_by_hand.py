@@ -3,6 +3,7 @@ and a backend with few rows of a basis joined by its own modelled errors before 
 
 from __future__ import annotations
 
+import itertools
 import math
 from types import SimpleNamespace
 
@@ -38,9 +39,28 @@ def test_a_band_always_straddles_one():
     assert lo == pytest.approx(math.exp(-0.02)) and hi == pytest.approx(1.2)
 
 
-def _held(backend, basis, ratio, kind="prefill"):
-    obs = SimpleNamespace(era="current", backend=backend, moe=False)
+_DEVICES = itertools.count()
+
+
+def _held(backend, basis, ratio, kind="prefill", device=None):
+    """A held-out row; each on a device of its own unless one is named."""
+    device = SimpleNamespace(id=device or f"device-{next(_DEVICES)}")
+    obs = SimpleNamespace(era="current", backend=backend, moe=False, device=device)
     return SimpleNamespace(obs=obs, kind=kind, basis=basis, log_error=math.log(ratio))
+
+
+def test_a_modelled_band_resting_on_few_devices_is_the_pooled_one_at_least():
+    # 12 CPU rows from 4 devices, close to the fit; 24 CUDA rows from 24 devices, wider
+    ratios = (0.95, 1.0, 1.05)
+    cpu = [_held("cpu", "modelled", r, device=f"cpu-{d}") for d in range(4) for r in ratios]
+    cuda = [_held("cuda", "modelled", 1 + k / 50) for k in range(-12, 12)]
+    bands = bands_from(cpu + cuda)
+    pooled = bands[("prefill", "*", "modelled")]
+    assert bands[("prefill", "cpu", "modelled")] == pytest.approx(pooled)
+    assert pooled[0] < 0.95 and pooled[1] > 1.05  # wider than the CPU rows' own 0.95-1.05
+    # the same 12 rows from 12 devices have a band of their own
+    own = [_held("cpu", "modelled", r) for _ in range(4) for r in ratios]
+    assert bands_from(own + cuda)[("prefill", "cpu", "modelled")] == pytest.approx((0.95, 1.05))
 
 
 def test_few_published_rows_join_the_backends_own_modelled_errors_before_the_pool():

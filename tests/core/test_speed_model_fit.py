@@ -185,3 +185,15 @@ def test_a_row_that_names_its_catalogue_record_is_pinned_to_it(cat):
     # an unknown record is skipped, never resolved by the name
     used, skipped = observations_from_rows([{**row, "catalogue_id": "no-such-record"}], cat)
     assert not used and skipped[0].reason.startswith("device not catalogued")
+
+
+def test_a_row_whose_model_shape_is_not_built_in_is_skipped_with_its_reason(cat):
+    from advisor.core.predict.observations import observations_from_rows
+
+    row = {"device": "GeForce RTX 4090", "backend": "CUDA", "shape": "lfm2-350m",
+           "model": "lfm2 350M Q5_K", "quant": "Q5_K_M", "tg_tps": "43.0", "pp_tps": "187.35",
+           "source_url": "x"}  # fmt: skip
+    used, skipped = observations_from_rows([row], cat)  # not an UnknownShapeError
+    assert not used and "is not a built-in shape" in skipped[0].reason
+    (o,), _ = observations_from_rows([{**row, "shape": "tinyllama-1.1b"}], cat)
+    assert o.facts.n_layers == 22

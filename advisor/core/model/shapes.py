@@ -109,6 +109,11 @@ def all_shapes() -> list[ModelShape]:
     return list(_shape_table().values())
 
 
+def known_shape(name: str) -> bool:
+    """Whether `name` is a built-in shape's id (case-insensitively)."""
+    return normalise_key(name) in _shape_table()
+
+
 def get_shape(name: str) -> ModelShape:
     """A built-in shape by id, case-insensitively; unknown names list the closest ones."""
     table = _shape_table()

@@ -22,6 +22,7 @@ Bands = dict[tuple[str, str, str], Band]
 
 BAND_COVERAGE = 0.86  # of held-out errors inside a band (>= 80% asked, on small samples)
 MIN_BAND_ROWS = 8
+MIN_BAND_DEVICES = 6  # a modelled band resting on fewer devices is the pooled one at least
 # where a backend has no published row at all: the pooled held-out spread, this much wider
 SPEC_ONLY_WIDENING = 1.6
 DEFAULT_BAND = (0.5, 1.6)  # before any data
@@ -62,11 +63,13 @@ def bands_from(residuals: Iterable[HeldOut]) -> Bands:
     rows' (which may miss by more than the modelled ones). `spec-only` is the pooled
     `modelled` spread, wider."""
     groups: dict[tuple[str, str, str], list[float]] = {}
+    devices: dict[tuple[str, str, str], set[str]] = {}
     for h in residuals:
         if not _counted(h) or h.obs.moe:
             continue
-        groups.setdefault((h.kind, h.obs.backend, h.basis), []).append(h.log_error)
-        groups.setdefault((h.kind, "*", h.basis), []).append(h.log_error)
+        for key in ((h.kind, h.obs.backend, h.basis), (h.kind, "*", h.basis)):
+            groups.setdefault(key, []).append(h.log_error)
+            devices.setdefault(key, set()).add(h.obs.device.id)
     bands: Bands = {}
     for (kind, backend, basis), errors in groups.items():
         band = None
@@ -76,6 +79,14 @@ def bands_from(residuals: Iterable[HeldOut]) -> Bands:
             pooled = own if len(own) >= MIN_BAND_ROWS else groups.get((kind, "*", basis), errors)
             # never narrower than the few rows of its own: they are held-out errors too
             band = union(coverage_band(pooled), coverage_band(errors))
+        elif (
+            basis == "modelled"
+            and backend != "*"
+            and (len(devices[(kind, backend, basis)]) < MIN_BAND_DEVICES)
+        ):
+            # a device left out misses on all its rows at once: the rows of a few devices
+            # say how those devices scatter, not how the next one will
+            band = union(coverage_band(groups[(kind, "*", basis)]), coverage_band(errors))
         bands[(kind, backend, basis)] = band or coverage_band(errors)
     for kind in ("decode", "prefill"):
         lo, hi = bands.get((kind, "*", "modelled"), (0.6, 1.4))

@@ -25,7 +25,7 @@ from advisor.core.catalogue.device import Device
 from advisor.core.infra.paths import bundled
 from advisor.core.model.facts import ModelFacts, facts_from_shape
 from advisor.core.model.quant import UnknownQuantError, file_type
-from advisor.core.model.shapes import get_shape
+from advisor.core.model.shapes import UnknownShapeError, get_shape, known_shape
 from advisor.core.predict.efficiency import quant_kind
 
 GiB = 1024**3
@@ -215,7 +215,7 @@ def _observation(row: dict[str, str], catalogue: Catalogue, reference: bool) -> 
     if int(_number(row.get("n_gpus", "1") or "1") or 1) != 1:
         return "several cards (layer split)"
     shape_id = row.get("shape") or REFERENCE_SHAPES.get(row.get("model", ""), "")
-    if not shape_id:
+    if not shape_id or not known_shape(shape_id):
         return f"model {row.get('model')!r} is not a built-in shape"
     device = device_of(row, catalogue)
     if device is None:
@@ -354,7 +354,7 @@ def _facts(row: dict[str, str]) -> ModelFacts | None:
     quant = re.split(r"[\s(/]", row["quant"].strip())[0]
     try:
         return _shape_facts(row["shape"], file_type(quant).label)
-    except (KeyError, ValueError, UnknownQuantError):
+    except (KeyError, ValueError, UnknownQuantError, UnknownShapeError):
         return None
 
 

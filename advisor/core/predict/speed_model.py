@@ -57,7 +57,7 @@ PREFILL_BATCH = 512  # llama-bench's pp512, one llama.cpp micro-batch
 # --search-prefill` reruns it); the grid stops at 1 ms, several times what a layer's kernel
 # launches cost, so that the term stays a fixed cost and does not stand in for a model-size
 # effect (the CPU backend launches no kernels: none there)
-PREFILL_LAYER_S = {"cuda": 0.3e-3, "metal": 0.0, "rocm": 1.0e-3, "sycl": 0.0, "vulkan": 0.7e-3}
+PREFILL_LAYER_S = {"cuda": 0.3e-3, "metal": 0.0, "rocm": 1.0e-3, "sycl": 0.1e-3, "vulkan": 0.7e-3}
 PREFILL_LAYER_GRID_MS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.7, "low": 0.4}
 # the share a backend without any data is assumed to reach (the pooled backends' median)
