@@ -60,8 +60,9 @@ def bands_from(residuals: Iterable[HeldOut]) -> Bands:
     its own `modelled` errors to them (a `published` figure is no better known than a modelled
     one on the same backend: CPU prefill scatters far wider than the other backends' pool),
     else takes the pooled errors of that basis; its band is never narrower than its own few
-    rows' (which may miss by more than the modelled ones). `spec-only` is the pooled
-    `modelled` spread, wider."""
+    rows' (which may miss by more than the modelled ones). A `modelled` band resting on fewer
+    than MIN_BAND_DEVICES devices is at least the pooled one (a device left out misses on all
+    its rows at once). `spec-only` is the pooled `modelled` spread, wider."""
     groups: dict[tuple[str, str, str], list[float]] = {}
     devices: dict[tuple[str, str, str], set[str]] = {}
     for h in residuals:
@@ -71,7 +72,8 @@ def bands_from(residuals: Iterable[HeldOut]) -> Bands:
             groups.setdefault(key, []).append(h.log_error)
             devices.setdefault(key, set()).add(h.obs.device.id)
     bands: Bands = {}
-    for (kind, backend, basis), errors in groups.items():
+    for key, errors in groups.items():
+        kind, backend, basis = key
         band = None
         if len(errors) < MIN_BAND_ROWS and backend != "*":
             own = errors + (groups.get((kind, backend, "modelled"), []) if basis != "modelled"
@@ -79,15 +81,11 @@ def bands_from(residuals: Iterable[HeldOut]) -> Bands:
             pooled = own if len(own) >= MIN_BAND_ROWS else groups.get((kind, "*", basis), errors)
             # never narrower than the few rows of its own: they are held-out errors too
             band = union(coverage_band(pooled), coverage_band(errors))
-        elif (
-            basis == "modelled"
-            and backend != "*"
-            and (len(devices[(kind, backend, basis)]) < MIN_BAND_DEVICES)
-        ):
+        elif basis == "modelled" and backend != "*" and len(devices[key]) < MIN_BAND_DEVICES:
             # a device left out misses on all its rows at once: the rows of a few devices
             # say how those devices scatter, not how the next one will
             band = union(coverage_band(groups[(kind, "*", basis)]), coverage_band(errors))
-        bands[(kind, backend, basis)] = band or coverage_band(errors)
+        bands[key] = band or coverage_band(errors)
     for kind in ("decode", "prefill"):
         lo, hi = bands.get((kind, "*", "modelled"), (0.6, 1.4))
         bands[(kind, "*", "spec-only")] = (lo**SPEC_ONLY_WIDENING, hi**SPEC_ONLY_WIDENING)
