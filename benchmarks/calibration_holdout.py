@@ -11,6 +11,7 @@ would show, and the median band width (high / low).
     python benchmarks/calibration_holdout.py --worst 20 # the rows it misses most
     python benchmarks/calibration_holdout.py --agreement # the model beside another source's figure
     python benchmarks/calibration_holdout.py --search-prefill # choose prefill's per-layer cost
+    python benchmarks/calibration_holdout.py --search-decode  # choose decode's per-layer cost
     python benchmarks/calibration_holdout.py --write    # refit and ship the result
 """
 
@@ -35,6 +36,7 @@ from advisor.core.predict.speed_fit import (
     fit_file,
     fit_speed_model,
     fit_to_json,
+    search_decode_layer,
     search_prefill_layer,
 )
 from advisor.core.predict.speed_model import fit_decode
@@ -121,6 +123,11 @@ def main() -> int:
         help="rerun the held-out search for prefill's per-layer cost (speed_model.PREFILL_LAYER_S)",
     )
     ap.add_argument(
+        "--search-decode",
+        action="store_true",
+        help="rerun the held-out search for decode's per-layer cost (speed_model.T_LAYER_S)",
+    )
+    ap.add_argument(
         "--write", action="store_true", help="write resources/data/speed_model_fit.json"
     )
     args = ap.parse_args()
@@ -130,6 +137,11 @@ def main() -> int:
         chosen = search_prefill_layer(obs)
         print("prefill per-layer cost (ms per 512-token batch), held-out choice: "
               + ", ".join(f"{b} {v * 1e3:g}" for b, v in chosen.items()))  # fmt: skip
+        return 0
+    if args.search_decode:
+        chosen = search_decode_layer(obs)
+        print("decode per-layer cost (us per token), held-out choice: "
+              + ", ".join(f"{b} {v * 1e6:g}" for b, v in chosen.items()))  # fmt: skip
         return 0
     t_layer = fit_decode(obs).t_layer
     residuals = held_out(obs, t_layer)

@@ -35,9 +35,11 @@ def held_out(
     t_layer: dict[str, float] | None = None,
     prefill_layer_s: dict[str, float] | None = None,
     kinds: tuple[str, ...] = ("decode", "prefill"),
+    backend: str | None = None,
 ) -> list[HeldOut]:
     """Every row predicted by a fit that never saw it: each device left out in turn
-    (`modelled`), and each source of a device with several sources left out (`published`)."""
+    (`modelled`), and each source of a device with several sources left out (`published`);
+    only one backend's rows where `backend` is given (the others are still fitted on)."""
     if "decode" in kinds and t_layer is None:
         t_layer = fit_decode(obs).t_layer
     out: list[HeldOut] = []
@@ -47,7 +49,8 @@ def held_out(
     }
     for basis, group_of in groups.items():
         for group in sorted({group_of(o) for o in obs}):
-            test = [o for o in obs if group_of(o) == group]
+            test = [o for o in obs if group_of(o) == group
+                    and (backend is None or o.backend == backend)]  # fmt: skip
             train = [o for o in obs if group_of(o) != group]
             if basis == "published":
                 kept = {(o.device.id, o.backend) for o in train}

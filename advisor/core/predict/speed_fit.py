@@ -35,6 +35,7 @@ from advisor.core.predict.speed_model import (
     CROSS_BACKEND_CAP,
     PREFILL_LAYER_GRID_MS,
     SMALL_BATCH_MAX,
+    T_LAYER_GRID_US,
     DecodeFit,
     PrefillFit,
     SpeedModel,
@@ -141,6 +142,22 @@ def transfer_weights(residuals: Iterable[HeldOut]) -> dict[str, float]:
     weights = {k: float(np.clip(xy / xx, 0.0, 1.0)) if xx else 0.0 for k, (xy, xx) in sums.items()}
     weights["cross"] = min(weights["cross"], CROSS_BACKEND_CAP)
     return weights
+
+
+def search_decode_layer(obs: Sequence[Observation]) -> dict[str, float]:
+    """The per-layer decode cost per backend with the smallest held-out error (mean absolute
+    log error, current builds), one backend at a time over T_LAYER_GRID_US."""
+    t_layer = {b: 0.0 for b in sorted({o.backend for o in obs if o.backend != "cpu"})}
+
+    def score(trial: dict[str, float], backend: str) -> float:
+        rows = held_out(obs, t_layer=trial, kinds=("decode",), backend=backend)
+        errors = [abs(h.log_error) for h in rows if h.obs.era != "old"]
+        return float(np.mean(errors)) if errors else math.inf
+
+    for b in t_layer:
+        scores = {us: score({**t_layer, b: us * 1e-6}, b) for us in T_LAYER_GRID_US}
+        t_layer[b] = min(scores, key=lambda us: scores[us]) * 1e-6
+    return t_layer
 
 
 def search_prefill_layer(obs: Sequence[Observation]) -> dict[str, float]:
