@@ -36,6 +36,7 @@ from advisor.core.predict.speed_fit import (
     fit_file,
     fit_speed_model,
     fit_to_json,
+    search_decode_flop_share,
     search_decode_layer,
     search_prefill_layer,
 )
@@ -125,7 +126,8 @@ def main() -> int:
     ap.add_argument(
         "--search-decode",
         action="store_true",
-        help="rerun the held-out search for decode's per-layer cost (speed_model.T_LAYER_S)",
+        help="rerun the held-out searches for decode's per-layer cost and a CPU's arithmetic "
+        "share (speed_model.T_LAYER_S, DECODE_FLOP_SHARE)",
     )
     ap.add_argument(
         "--write", action="store_true", help="write resources/data/speed_model_fit.json"
@@ -142,6 +144,7 @@ def main() -> int:
         chosen = search_decode_layer(obs)
         print("decode per-layer cost (us per token), held-out choice: "
               + ", ".join(f"{b} {v * 1e6:g}" for b, v in chosen.items()))  # fmt: skip
+        print(f"decode arithmetic share (CPU), held-out choice: {search_decode_flop_share(obs)}")
         return 0
     t_layer = fit_decode(obs).t_layer
     residuals = held_out(obs, t_layer)

@@ -377,6 +377,33 @@ def test_cpu_reference_reproduces_its_own_prefill(cat, nemo):
     assert own.decode_tps == pytest.approx(4.0, rel=0.03)
 
 
+def test_a_cpus_decode_counts_its_arithmetic_a_gpus_does_not(cat):
+    # llama.cpp's CPU backend multiplies on the cores that stream the weights: a 4-core N100
+    # spends longer on a Llama 3.1 8B token's arithmetic than on reading it (normiebench's
+    # N100, kept aside, decodes 3.0 t/s: the bytes alone would allow 5), a 16-core 7950X a
+    # fifth as long, and an RTX 4090's arithmetic hides under its stream
+    model = default_model()
+    f = facts_from_shape(get_shape("llama-3.1-8b"), "q4_k_m")
+
+    def step(device_id: str, backend: str):
+        return model.step(cat.resolve(device_id), backend, f, streams=1, depth=0,
+                          compute_rate=None)  # fmt: skip
+
+    n100, ryzen, gpu = (
+        step("intel-n100", "cpu"),
+        step("amd-ryzen-9-7950x", "cpu"),
+        step("nvidia-geforce-rtx-4090", "cuda"),
+    )
+    assert n100.limited_by == "compute" and 1.0 < n100.compute_s / n100.memory_s < 1.6
+    assert ryzen.limited_by == "bandwidth" and 0.1 < ryzen.compute_s / ryzen.memory_s < 0.3
+    assert gpu.compute_s == 0.0
+    # a measured run on the CPU itself still sets its own figure, arithmetic included
+    n100_device = cat.resolve("intel-n100")
+    ref = Reference(n100_device, "cpu", tg_tps=2.5, facts=f)
+    own = project(f, Target(n100_device), custom_workload(0, 128), host=HOST, reference=ref)
+    assert own.decode_tps == pytest.approx(2.5, rel=0.03)
+
+
 def test_a_run_of_one_model_calibrates_another(cat, nemo):
     # the user benchmarked NeMo, then picked a 1B model: the measured/predicted ratio is taken
     # for NeMo's bytes and FLOPs and carried to the 1B, not NeMo's tokens/s applied to it

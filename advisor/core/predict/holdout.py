@@ -36,12 +36,13 @@ def held_out(
     prefill_layer_s: dict[str, float] | None = None,
     kinds: tuple[str, ...] = ("decode", "prefill"),
     backend: str | None = None,
+    flop_share: dict[str, float] | None = None,
 ) -> list[HeldOut]:
     """Every row predicted by a fit that never saw it: each device left out in turn
     (`modelled`), and each source of a device with several sources left out (`published`);
     only one backend's rows where `backend` is given (the others are still fitted on)."""
     if "decode" in kinds and t_layer is None:
-        t_layer = fit_decode(obs).t_layer
+        t_layer = fit_decode(obs).t_layer  # the shipped constants
     out: list[HeldOut] = []
     groups: dict[str, Callable[[Observation], str]] = {
         "modelled": lambda o: o.device.id,
@@ -58,7 +59,7 @@ def held_out(
             if not test:
                 continue
             if "decode" in kinds:
-                decode = fit_decode(train, t_layer=t_layer)
+                decode = fit_decode(train, t_layer=t_layer, flop_share=flop_share)
                 out += [HeldOut(o, "decode", decode.tps(o), basis) for o in test if o.tg_tps]
             if "prefill" in kinds:
                 prefill = fit_prefill(train, layer_s=prefill_layer_s)

@@ -33,6 +33,7 @@ from advisor.core.predict.observations import (
 )
 from advisor.core.predict.speed_model import (
     CROSS_BACKEND_CAP,
+    DECODE_FLOP_SHARE_GRID,
     PREFILL_LAYER_GRID_MS,
     SMALL_BATCH_MAX,
     T_LAYER_GRID_US,
@@ -68,7 +69,7 @@ def fit_attention_share(model: SpeedModel, pairs: Iterable[DepthPair]) -> dict[s
         if p.backend in plain and p.kv_cache != "f16":
             continue
         f, params = p.facts, model.decode_params(p.device, p.backend, p.facts)
-        overhead = params.t_layer_s * f.n_layers
+        overhead = params.fixed_s(f)
         shallow_bytes = f.step_weights_bytes + p.kv_bytes(p.n_gen // 2)
         bandwidth = shallow_bytes / (1.0 / p.tps_shallow - overhead)  # as measured
         extra_kv = p.kv_bytes(p.depth + p.n_gen // 2) - p.kv_bytes(p.n_gen // 2)
@@ -109,7 +110,7 @@ def fit_small_batch_cost(model: SpeedModel, points: Iterable[BatchedPoint]) -> d
             continue
         f = p.facts
         depth = p.prompt_tokens + p.n_gen // 2
-        overhead = model.decode_params(p.device, p.backend, f).t_layer_s * f.n_layers
+        overhead = model.decode_params(p.device, p.backend, f).fixed_s(f)
         kv = f.kv_cache_bytes(depth)
         w1, wb = step_weights(f, 1), step_weights(f, p.streams)
         seconds_per_byte = (1.0 / one.aggregate_tps - overhead) / (w1 + kv)
@@ -158,6 +159,21 @@ def search_decode_layer(obs: Sequence[Observation]) -> dict[str, float]:
         scores = {us: score({**t_layer, b: us * 1e-6}, b) for us in T_LAYER_GRID_US}
         t_layer[b] = min(scores, key=lambda us: scores[us]) * 1e-6
     return t_layer
+
+
+def search_decode_flop_share(obs: Sequence[Observation]) -> dict[str, float]:
+    """The CPU's decode arithmetic share with the smallest held-out error (mean absolute log
+    error of its decode rows, current builds) over DECODE_FLOP_SHARE_GRID."""
+
+    def score(share: float | None) -> float:
+        trial = {} if share is None else {"cpu": share}
+        rows = held_out(obs, kinds=("decode",), backend="cpu", flop_share=trial)
+        errors = [abs(h.log_error) for h in rows if h.obs.era != "old"]
+        return float(np.mean(errors)) if errors else math.inf
+
+    scores = {share: score(share) for share in DECODE_FLOP_SHARE_GRID}
+    best = min(scores, key=lambda share: scores[share])
+    return {} if best is None else {"cpu": best}
 
 
 def search_prefill_layer(obs: Sequence[Observation]) -> dict[str, float]:
@@ -225,6 +241,7 @@ def fit_to_json(model: SpeedModel) -> dict[str, Any]:
         "--write). Refit when the data changes: the app checks the fingerprint.",
         "data_fingerprint": data_fingerprint(),
         "t_layer_s": model.decode_fit.t_layer,
+        "decode_flop_share": model.decode_fit.flop_share,
         "bands": [[*k, lo, hi] for k, (lo, hi) in sorted(model.bands.items())],
         "transfer": model.transfer,
         "attention_share": model.attention_share,
@@ -242,6 +259,7 @@ def model_from_fit(obs: Sequence[Observation], saved: dict[str, Any]) -> SpeedMo
     decode = DecodeFit(
         {k: float(v) for k, v in saved["t_layer_s"].items()},
         E.RidgeFit({k: float(v) for k, v in saved["decode_coef"].items()}),
+        {k: float(v) for k, v in saved["decode_flop_share"].items()},
     )
     return SpeedModel(
         decode,

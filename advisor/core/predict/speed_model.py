@@ -1,9 +1,11 @@
 """The speed model, fitted on published llama-bench results (observations.py).
 
 Decode streams the weights and the KV cache at a share of the memory bandwidth, plus a fixed
-cost per layer per token (kernel launches and synchronisation), per backend:
+cost per layer per token (kernel launches and synchronisation), per backend, and on a CPU the
+matrix-vector arithmetic itself (the cores that stream the weights also multiply them):
 
     1 / tokens_per_s = bytes_per_token / (bandwidth x share) + t_layer x n_layers
+                       [+ flops_per_token / (usable_flops x flop_share), CPU]
 
 Prefill reaches a share of the usable compute (the catalogue's backend-path table: the
 precision llama.cpp's kernels really run in for that device, backend and weights), plus a fixed
@@ -55,6 +57,14 @@ PREFILL_PENALTIES = {
 # median for a device without data); the CPU backend launches no kernels: none there
 T_LAYER_S = {"cuda": 80e-6, "metal": 170e-6, "rocm": 130e-6, "sycl": 220e-6, "vulkan": 60e-6}
 T_LAYER_GRID_US = (0, 10, 20, 40, 60, 80, 100, 130, 170, 220, 300)
+# llama.cpp's CPU backend dequantises and multiplies on the cores that stream the weights, and
+# that arithmetic does not hide under the stream as a GPU's does: a CPU's decode step adds
+# its FLOPs at this share of the usable peak (the int8 estimate where no figure is published),
+# chosen by held-out error over DECODE_FLOP_SHARE_GRID (speed_fit.search_decode_flop_share,
+# `calibration_holdout.py --search-decode`; None: no such term). A 4-core N100 then spends
+# about as long multiplying as reading; a 64-core EPYC a tenth as long
+DECODE_FLOP_SHARE: dict[str, float] = {"cpu": 0.2}
+DECODE_FLOP_SHARE_GRID = (None, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0)
 PREFILL_BATCH = 512  # llama-bench's pp512, one llama.cpp micro-batch
 # seconds per layer per 512-token batch, per backend, chosen by held-out prefill error over
 # PREFILL_LAYER_GRID_MS (speed_fit.search_prefill_layer; `calibration_holdout.py
@@ -130,10 +140,19 @@ def _weight(o: Observation) -> float:
     return CONFIDENCE_WEIGHT.get(o.confidence, 0.7) * (1.0 if o.reference_set else ADDED_WEIGHT)
 
 
-def _decode_row(o: Observation, t_layer: float) -> E.Row | None:
+def _matvec_s(device: Device, backend: str, facts: ModelFacts, flop_share: dict) -> float:
+    """Seconds a decoded token's matrix-vector arithmetic adds where it does not hide under
+    the weight stream (the CPU backend; 0 elsewhere)."""
+    share = flop_share.get(backend)
+    peak = usable_peak(device, backend, facts.is_quantized) if share else None
+    return facts.flops_per_token(0) / (share * peak) if share and peak else 0.0
+
+
+def _decode_row(o: Observation, t_layer: float, flop_share: dict) -> E.Row | None:
     if not o.tg_tps:
         return None
-    seconds = 1.0 / o.tg_tps - t_layer * o.facts.n_layers
+    seconds = (1.0 / o.tg_tps - t_layer * o.facts.n_layers
+               - _matvec_s(o.device, o.backend, o.facts, flop_share))  # fmt: skip
     share = o.decode_bytes / (o.device.bandwidth_bytes_per_s * max(seconds, 0.3 / o.tg_tps))
     weight = _weight(o)
     key = E.Key(o.device, o.backend, o.quant_kind, o.moe, o.era,
@@ -161,6 +180,7 @@ def _prefill_row(o: Observation, layer_s: float) -> E.Row | None:
 class DecodeFit:
     t_layer: dict[str, float]  # seconds per layer per token, per backend
     ridge: E.RidgeFit
+    flop_share: dict[str, float] = field(default_factory=lambda: dict(DECODE_FLOP_SHARE))
 
     def share(self, key: E.Key) -> float:
         return min(1.0, math.exp(self.ridge.log_share(key)))
@@ -169,19 +189,24 @@ class DecodeFit:
         key = E.Key(o.device, o.backend, o.quant_kind, o.moe, "current",
                     _decode_covariates(o.device, PREDICT_AT))  # fmt: skip
         seconds = o.decode_bytes / (o.device.bandwidth_bytes_per_s * self.share(key))
-        return 1.0 / (seconds + self.t_layer.get(o.backend, 0.0) * o.facts.n_layers)
+        fixed = self.t_layer.get(o.backend, 0.0) * o.facts.n_layers
+        return 1.0 / (seconds + fixed + _matvec_s(o.device, o.backend, o.facts, self.flop_share))
 
 
 def fit_decode(
     obs: Sequence[Observation],
     penalties: dict[str, float] = DECODE_PENALTIES,
     t_layer: dict[str, float] | None = None,
+    flop_share: dict[str, float] | None = None,
 ) -> DecodeFit:
-    """The decode shares, with the per-layer cost per backend given or the shipped one."""
+    """The decode shares, with the per-layer cost and the CPU's arithmetic share given or the
+    shipped ones."""
     t_layer = dict(T_LAYER_S) if t_layer is None else t_layer
-    rows = [r for o in obs if (r := _decode_row(o, t_layer.get(o.backend, 0.0)))]
-    return DecodeFit(t_layer, E.fit_ridge([r.key for r in rows], [r.y for r in rows],
-                                          penalties, [r.weight for r in rows]))  # fmt: skip
+    flop_share = dict(DECODE_FLOP_SHARE) if flop_share is None else flop_share
+    rows = [r for o in obs if (r := _decode_row(o, t_layer.get(o.backend, 0.0), flop_share))]
+    ridge = E.fit_ridge([r.key for r in rows], [r.y for r in rows], penalties,
+                        [r.weight for r in rows])  # fmt: skip
+    return DecodeFit(t_layer, ridge, flop_share)
 
 
 @dataclass(frozen=True)
@@ -237,6 +262,11 @@ def fit_prefill(
 class DecodeParams:
     share: float  # share of the bandwidth streamed
     t_layer_s: float  # fixed cost per layer per token
+    matvec_s: float = 0.0  # a CPU's matrix-vector arithmetic per token, beside the stream
+
+    def fixed_s(self, facts: ModelFacts) -> float:
+        """Seconds per token beside the bytes: the layers' fixed cost, a CPU's arithmetic."""
+        return self.t_layer_s * facts.n_layers + self.matvec_s
 
 
 @dataclass(frozen=True, eq=False)
@@ -283,6 +313,7 @@ class SpeedModel:
         return DecodeParams(
             self.decode_fit.share(_key(device, backend, facts)),
             self.decode_fit.t_layer.get(backend, 0.0),
+            _matvec_s(device, backend, facts, self.decode_fit.flop_share),
         )
 
     def cpu_share(self) -> float:
@@ -373,10 +404,10 @@ class SpeedModel:
         step_bytes = weights + streams * kv
         bandwidth = device.bandwidth_bytes_per_s * p.share
         memory = step_bytes * on_device / bandwidth + p.t_layer_s * facts.n_layers
+        compute = p.matvec_s / tg_ratio
         if on_device < 1.0 and spill_bandwidth:
             memory += step_bytes * (1.0 - on_device) / (spill_bandwidth * self.cpu_share())
         memory /= tg_ratio
-        compute = 0.0
         if compute_rate:
             attention = facts.flops_per_token(depth) - facts.flops_per_token(0)
             # decode's own kernels: the measured decode ratio scales them with the bytes
