@@ -40,7 +40,7 @@ from advisor.core.predict.speed_fit import (
     search_decode_layer,
     search_prefill_layer,
 )
-from advisor.core.predict.speed_model import fit_decode
+from advisor.core.predict.speed_model import T_LAYER_S
 
 
 def table(rows: list[HeldOut], bands: dict, widening: dict, group, title: str) -> None:
@@ -146,7 +146,7 @@ def main() -> int:
               + ", ".join(f"{b} {v * 1e6:g}" for b, v in chosen.items()))  # fmt: skip
         print(f"decode arithmetic share (CPU), held-out choice: {search_decode_flop_share(obs)}")
         return 0
-    t_layer = fit_decode(obs).t_layer
+    t_layer = dict(T_LAYER_S)
     residuals = held_out(obs, t_layer)
     bands = bands_from(residuals)
     widening = {k: moe_widening(residuals, bands, k) for k in ("decode", "prefill")}

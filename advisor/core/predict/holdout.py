@@ -41,8 +41,6 @@ def held_out(
     """Every row predicted by a fit that never saw it: each device left out in turn
     (`modelled`), and each source of a device with several sources left out (`published`);
     only one backend's rows where `backend` is given (the others are still fitted on)."""
-    if "decode" in kinds and t_layer is None:
-        t_layer = fit_decode(obs).t_layer  # the shipped constants
     out: list[HeldOut] = []
     groups: dict[str, Callable[[Observation], str]] = {
         "modelled": lambda o: o.device.id,

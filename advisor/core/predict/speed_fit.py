@@ -12,7 +12,7 @@ import hashlib
 import json
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -145,52 +145,51 @@ def transfer_weights(residuals: Iterable[HeldOut]) -> dict[str, float]:
     return weights
 
 
+def _held_out_error(rows: Iterable[HeldOut]) -> float:
+    """Mean absolute log error of held-out rows from current builds (what the searches
+    minimise)."""
+    errors = [abs(h.log_error) for h in rows if h.obs.era != "old"]
+    return float(np.mean(errors)) if errors else math.inf
+
+
+def _per_backend_search(
+    obs: Sequence[Observation],
+    grid: Sequence[float],
+    unit: float,
+    held: Callable[[dict[str, float], str], list[HeldOut]],
+) -> dict[str, float]:
+    """A per-backend constant (not the CPU's, which launches no kernels), one backend at a
+    time (the others at their values so far, 0 to start): the grid value whose held-out rows
+    of that backend, `held(trial, backend)`, miss least."""
+    chosen = {b: 0.0 for b in sorted({o.backend for o in obs if o.backend != "cpu"})}
+    for b in chosen:
+        scores = {v: _held_out_error(held({**chosen, b: v * unit}, b)) for v in grid}
+        chosen[b] = min(scores, key=lambda v: scores[v]) * unit
+    return chosen
+
+
 def search_decode_layer(obs: Sequence[Observation]) -> dict[str, float]:
-    """The per-layer decode cost per backend with the smallest held-out error (mean absolute
-    log error, current builds), one backend at a time over T_LAYER_GRID_US."""
-    t_layer = {b: 0.0 for b in sorted({o.backend for o in obs if o.backend != "cpu"})}
-
-    def score(trial: dict[str, float], backend: str) -> float:
-        rows = held_out(obs, t_layer=trial, kinds=("decode",), backend=backend)
-        errors = [abs(h.log_error) for h in rows if h.obs.era != "old"]
-        return float(np.mean(errors)) if errors else math.inf
-
-    for b in t_layer:
-        scores = {us: score({**t_layer, b: us * 1e-6}, b) for us in T_LAYER_GRID_US}
-        t_layer[b] = min(scores, key=lambda us: scores[us]) * 1e-6
-    return t_layer
-
-
-def search_decode_flop_share(obs: Sequence[Observation]) -> dict[str, float]:
-    """The CPU's decode arithmetic share with the smallest held-out error (mean absolute log
-    error of its decode rows, current builds) over DECODE_FLOP_SHARE_GRID."""
-
-    def score(share: float | None) -> float:
-        trial = {} if share is None else {"cpu": share}
-        rows = held_out(obs, kinds=("decode",), backend="cpu", flop_share=trial)
-        errors = [abs(h.log_error) for h in rows if h.obs.era != "old"]
-        return float(np.mean(errors)) if errors else math.inf
-
-    scores = {share: score(share) for share in DECODE_FLOP_SHARE_GRID}
-    best = min(scores, key=lambda share: scores[share])
-    return {} if best is None else {"cpu": best}
+    """Decode's per-layer cost per backend by held-out error, over T_LAYER_GRID_US."""
+    return _per_backend_search(obs, T_LAYER_GRID_US, 1e-6, lambda trial, b: held_out(
+        obs, t_layer=trial, kinds=("decode",), backend=b))  # fmt: skip
 
 
 def search_prefill_layer(obs: Sequence[Observation]) -> dict[str, float]:
-    """The per-layer prefill cost per backend with the smallest held-out error (mean absolute
-    log error, current builds), one backend at a time over PREFILL_LAYER_GRID_MS."""
-    layer_s = {b: 0.0 for b in sorted({o.backend for o in obs if o.backend != "cpu"})}
+    """Prefill's per-layer cost per backend by held-out error, over PREFILL_LAYER_GRID_MS."""
+    return _per_backend_search(obs, PREFILL_LAYER_GRID_MS, 1e-3, lambda trial, b: held_out(
+        obs, prefill_layer_s=trial, kinds=("prefill",), backend=b))  # fmt: skip
 
-    def score(trial: dict[str, float], backend: str) -> float:
-        rows = held_out(obs, prefill_layer_s=trial, kinds=("prefill",))
-        errors = [abs(h.log_error) for h in rows
-                  if h.obs.backend == backend and h.obs.era != "old"]  # fmt: skip
-        return float(np.mean(errors)) if errors else math.inf
 
-    for b in layer_s:
-        scores = {ms: score({**layer_s, b: ms * 1e-3}, b) for ms in PREFILL_LAYER_GRID_MS}
-        layer_s[b] = min(scores, key=lambda ms: scores[ms]) * 1e-3
-    return layer_s
+def search_decode_flop_share(obs: Sequence[Observation]) -> dict[str, float]:
+    """The CPU's decode arithmetic share by held-out error (its decode rows), over
+    DECODE_FLOP_SHARE_GRID (None: no such term)."""
+    scores = {
+        share: _held_out_error(held_out(obs, kinds=("decode",), backend="cpu",
+                                        flop_share={} if share is None else {"cpu": share}))
+        for share in DECODE_FLOP_SHARE_GRID
+    }  # fmt: skip
+    best = min(scores, key=lambda share: scores[share])
+    return {} if best is None else {"cpu": best}
 
 
 def fit_speed_model(obs: Sequence[Observation], with_bands: bool = True) -> SpeedModel:

@@ -62,7 +62,7 @@ T_LAYER_GRID_US = (0, 10, 20, 40, 60, 80, 100, 130, 170, 220, 300)
 # its FLOPs at this share of the usable peak (the int8 estimate where no figure is published),
 # chosen by held-out error over DECODE_FLOP_SHARE_GRID (speed_fit.search_decode_flop_share,
 # `calibration_holdout.py --search-decode`; None: no such term). A 4-core N100 then spends
-# about as long multiplying as reading; a 64-core EPYC a tenth as long
+# 1.3x as long multiplying a Llama 3.1 8B token as reading it, a 16-core 7950X a fifth as long
 DECODE_FLOP_SHARE: dict[str, float] = {"cpu": 0.2}
 DECODE_FLOP_SHARE_GRID = (None, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0)
 PREFILL_BATCH = 512  # llama-bench's pp512, one llama.cpp micro-batch
@@ -140,7 +140,9 @@ def _weight(o: Observation) -> float:
     return CONFIDENCE_WEIGHT.get(o.confidence, 0.7) * (1.0 if o.reference_set else ADDED_WEIGHT)
 
 
-def _matvec_s(device: Device, backend: str, facts: ModelFacts, flop_share: dict) -> float:
+def _matvec_s(
+    device: Device, backend: str, facts: ModelFacts, flop_share: dict[str, float]
+) -> float:
     """Seconds a decoded token's matrix-vector arithmetic adds where it does not hide under
     the weight stream (the CPU backend; 0 elsewhere)."""
     share = flop_share.get(backend)
@@ -148,7 +150,7 @@ def _matvec_s(device: Device, backend: str, facts: ModelFacts, flop_share: dict)
     return facts.flops_per_token(0) / (share * peak) if share and peak else 0.0
 
 
-def _decode_row(o: Observation, t_layer: float, flop_share: dict) -> E.Row | None:
+def _decode_row(o: Observation, t_layer: float, flop_share: dict[str, float]) -> E.Row | None:
     if not o.tg_tps:
         return None
     seconds = (1.0 / o.tg_tps - t_layer * o.facts.n_layers
