@@ -377,6 +377,26 @@ def test_cpu_reference_reproduces_its_own_prefill(cat, nemo):
     assert own.decode_tps == pytest.approx(4.0, rel=0.03)
 
 
+def test_a_chip_on_the_systems_memory_says_which_memory_it_assumes(cat, nemo):
+    # a CPU's or an APU's decode rests on the memory the machine was built with, which the
+    # chip does not fix: the number says it assumes the record's (the fastest the chip
+    # takes); a card's memory, Apple's, and the user's own measured machine need no such line
+    def notes(device_id, reference=None):
+        device = cat.by_id(device_id)
+        return project(nemo, Target(device), custom_workload(512, 128), host=HOST,
+                       reference=reference).notes  # fmt: skip
+
+    (laptop,) = [n for n in notes("amd-ryzen-7-8840u") if n.startswith("Assumes")]
+    assert "LPDDR5X-7500" in laptop and "(120 GB/s)" in laptop and "channels filled" not in laptop
+    (desktop,) = [n for n in notes("amd-ryzen-9-7950x") if n.startswith("Assumes")]
+    assert "DDR5-5200 in 2 channels (83 GB/s)" in desktop and "fewer channels filled" in desktop
+    for device_id in ("nvidia-geforce-rtx-4090", "apple-m4-max-40c"):
+        assert not [n for n in notes(device_id) if n.startswith("Assumes")]
+    cpu = cat.by_id("amd-ryzen-9-7950x")
+    own = notes(cpu.id, Reference(cpu, "cpu", tg_tps=10.0, pp_tps=90.0, facts=nemo))
+    assert not [n for n in own if n.startswith("Assumes")]
+
+
 def test_a_cpus_decode_counts_its_arithmetic_a_gpus_does_not(cat):
     # llama.cpp's CPU backend multiplies on the cores that stream the weights: a 4-core N100
     # spends longer on a Llama 3.1 8B token's arithmetic than on reading it (normiebench's

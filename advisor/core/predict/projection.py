@@ -216,6 +216,8 @@ def project(
     rate, prefill_tps, flops_prefill = _prefill(s, model)
     decode = _decode(s, model, rate)
     bases = bases_for(s, model, reference, notes)
+    if device.unified_memory and not s.own_device and (sentence := memory_sentence(device)):
+        notes.append(sentence)
     if count > 1:
         notes.append(
             f"{count} cards split the layers: memory adds up, but each token passes "
@@ -226,6 +228,26 @@ def project(
         notes.append(published.summary(count) + f" ({published.source_url}).")
     return _assemble(s, model, base, notes, bases, reference, prefill_tps, flops_prefill,
                      decode, published)  # fmt: skip
+
+
+def memory_sentence(device: Device) -> str | None:
+    """What a chip that takes the system's memory assumes of it: the record's memory (the
+    fastest the chip officially takes), which a machine built with slower memory, or with one
+    of two channels filled, does not reach. None where the record has no data rate, and for
+    Apple's unified memory (one configuration per chip)."""
+    if device.vendor == "Apple" or not device.memory_data_rate_mtps:
+        return None
+    channels = device.memory_channels or 0
+    memory = f"{device.memory_type}-{device.memory_data_rate_mtps:.0f}"
+    if channels > 1:
+        memory += f" in {channels} channels"
+    slower = "slower memory"
+    if channels > 1 and not device.memory_type.upper().startswith("LPDDR"):
+        slower += ", or fewer channels filled,"
+    return (
+        f"Assumes {memory} ({device.memory_bandwidth_gbs:.0f} GB/s), the fastest memory "
+        f"this chip officially takes: a machine with {slower} decodes slower."
+    )
 
 
 def unsupported_sentence(device: Device, backend: str) -> str:
