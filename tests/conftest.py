@@ -189,7 +189,9 @@ def make_window(qtbot, qapp, recorded_detect, tmp_path):
         window.close()
     # no worker left running Python, then automatic collection back for the next test (maybe
     # not a GUI one): a worker never collects a cycle that holds a widget
-    QtCore.QThreadPool.globalInstance().waitForDone(10_000)
-    from advisor.gui import gc_guard
+    from advisor.gui import gc_guard, tasks
+
+    for pool in tasks.pools():
+        pool.waitForDone(10_000)
 
     gc_guard.uninstall()

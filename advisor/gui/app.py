@@ -13,7 +13,7 @@ from advisor.core.infra.logs import setup_logging
 from advisor.core.infra.paths import AppPaths, app_paths, bundled
 from advisor.core.infra.settings import SettingsStore
 from advisor.core.runs.history import History
-from advisor.gui import gc_guard
+from advisor.gui import gc_guard, tasks
 from advisor.gui.bench_controller import BenchController
 from advisor.gui.errors import ErrorBanner, ErrorReporter
 from advisor.gui.main_window import MainWindow
@@ -132,9 +132,10 @@ def run_app(model: str | None = None, argv: list[str] | None = None) -> int:
     services.errors.uninstall()
     # background work still running (a detection takes seconds): drop what has not started,
     # give the rest a moment, then leave without waiting on a hung probe
-    pool = QtCore.QThreadPool.globalInstance()
-    pool.clear()
-    pool.waitForDone(3000)
+    for pool in tasks.pools():
+        pool.clear()
+    for pool in tasks.pools():
+        pool.waitForDone(3000)
     return code
 
 

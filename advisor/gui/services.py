@@ -32,7 +32,7 @@ from advisor.core.runs.results import RunResult, run_hardware
 from advisor.gui.bench_controller import BenchController
 from advisor.gui.errors import ErrorReporter
 from advisor.gui.state import AppState, ModelChoice
-from advisor.gui.tasks import run_task
+from advisor.gui.tasks import run_compute, run_task
 from advisor.gui.workload_services import WorkloadServices
 from advisor.usecases.about import AboutFacts, about_facts, known_backend, llama_cpp_commit
 from advisor.usecases.bench_config import BenchChoices, bench_config
@@ -77,7 +77,7 @@ class AppServices(WorkloadServices):
         projection or benchmark set-up does not pay for it on the GUI thread."""
         from advisor.core.predict.speed_fit import default_model
 
-        run_task(
+        run_compute(
             default_model,
             lambda _: None,
             lambda e, d: log.warning("speed model could not be fitted: %s\n%s", e, d),
@@ -361,7 +361,7 @@ class AppServices(WorkloadServices):
                 this_machine=profile,
             )
 
-        run_task(
+        run_compute(
             work,
             on_done,
             lambda e, d: self.errors.report(f"The comparison could not be computed ({e}).", d),
@@ -383,7 +383,7 @@ class AppServices(WorkloadServices):
                 reference=reference,
             )  # fmt: skip
 
-        run_task(work, on_done, lambda e, d: self.errors.report(str(e), d))
+        run_compute(work, on_done, lambda e, d: self.errors.report(str(e), d))
 
     def upgrade_projections(
         self, workload: Workload, include_pro: bool, on_done: Callable[[Projected], None]
@@ -403,7 +403,7 @@ class AppServices(WorkloadServices):
                 measured_watts=watts,
             )  # fmt: skip
 
-        run_task(
+        run_compute(
             work,
             on_done,
             lambda e, d: self.errors.report(f"The upgrade answer could not be computed ({e}).", d),
@@ -424,14 +424,14 @@ class AppServices(WorkloadServices):
                 choice.facts, source, target, workload, host=profile.host, reference=reference
             )
 
-        run_task(work, on_done, lambda e, d: self.errors.report(str(e), d))
+        run_compute(work, on_done, lambda e, d: self.errors.report(str(e), d))
 
     def curves(self, run: RunResult, on_done: Callable[[RunCurves | None], None]) -> None:
         """The Charts page's curves for a run, on the device it was measured on."""
         profile = self.state.profile
         if profile is None:
             return
-        run_task(
+        run_compute(
             lambda: run_curves(run, self.catalogue, profile.host),
             on_done,
             lambda e, d: self.errors.report(f"The charts could not be computed ({e}).", d),

@@ -1,7 +1,15 @@
 """Run blocking work off the GUI thread; deliver exactly one result or one error on it.
 
 A slot turns a UI event into one call on a service; the service uses `run_task` for anything
-that touches the disk, a subprocess or a long computation, so the window never freezes.
+that touches the disk or a subprocess, and `run_compute` for a long computation in Python, so
+the window never freezes.
+
+Computations take turns on one thread. Under the GIL two Python computations never run at
+once, so a second compute thread finishes nothing sooner; it only takes the GIL from the GUI
+thread a second way: each of Qt's many calls into Python during a repaint waits its turn behind
+every busy worker. After a benchmark, four projections running on two workers held the GUI
+thread to a third of the GIL and froze the window for 190-370 ms; on one thread, 100-140 ms
+(tests/gui/test_app.py prints it).
 
 One long-lived dispatcher object, living on the GUI thread, carries every answer back: no Qt
 object is created in a worker or destroyed across threads (per-task signal objects did, and a
@@ -125,6 +133,24 @@ def dispatcher() -> _Dispatcher:
     return _dispatcher
 
 
+_compute_pool: QtCore.QThreadPool | None = None
+
+
+def compute_pool() -> QtCore.QThreadPool:
+    """The one thread that computations in Python take turns on."""
+    global _compute_pool
+    if _compute_pool is None:
+        _compute_pool = QtCore.QThreadPool()
+        _compute_pool.setMaxThreadCount(1)
+    return _compute_pool
+
+
+def pools() -> tuple[QtCore.QThreadPool, ...]:
+    """Every pool a task may run in: the window waits for all of them before it goes."""
+    shared = QtCore.QThreadPool.globalInstance()
+    return (shared,) if _compute_pool is None else (shared, _compute_pool)
+
+
 def drop_pending() -> int:
     """Forget every answer still on its way (the window is closing); how many were dropped."""
     return _dispatcher.drop_pending() if _dispatcher is not None else 0
@@ -141,6 +167,12 @@ def run_task(
     d = dispatcher()
     task_id = d.register(on_result, on_error)
     (pool or QtCore.QThreadPool.globalInstance()).start(_Task(fn, d, task_id))
+
+
+def run_compute(fn: Callable[[], Any], on_result: OnResult, on_error: OnError) -> None:
+    """`run_task` for a computation in Python (projections, fits, curves): on the one compute
+    thread, after the computations asked for before it."""
+    run_task(fn, on_result, on_error, pool=compute_pool())
 
 
 class ProgressRelay(QtCore.QObject):

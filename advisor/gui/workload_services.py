@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from advisor.gui.tasks import run_task
+from advisor.gui.tasks import run_compute, run_task
 from advisor.usecases.sizing import (
     Load,
     Server,
@@ -112,4 +112,4 @@ class WorkloadServices:
             servers = devices_that_serve(facts, load, target, catalogue=self.catalogue, host=h)
             return sizing, servers
 
-        run_task(work, lambda r: on_done(*r), lambda e, d: self.errors.report(str(e), d))
+        run_compute(work, lambda r: on_done(*r), lambda e, d: self.errors.report(str(e), d))

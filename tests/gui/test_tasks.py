@@ -1,0 +1,55 @@
+"""Background work: answers come back on the GUI thread; computations take turns on one thread."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+from advisor.gui import tasks
+from advisor.gui.qt import QtCore
+
+
+def test_computations_take_turns_and_answer_on_the_gui_thread(qtbot):
+    spans: list[tuple[float, float, int]] = []
+    answers: list[tuple[int, bool]] = []
+    gui = threading.get_ident()
+
+    def work(n: int):
+        def fn() -> int:
+            start = time.perf_counter()
+            time.sleep(0.05)  # long enough that two workers would overlap
+            spans.append((start, time.perf_counter(), threading.get_ident()))
+            return n
+
+        return fn
+
+    for n in range(3):
+        tasks.run_compute(
+            work(n), lambda n: answers.append((n, threading.get_ident() == gui)), lambda e, d: None
+        )
+    qtbot.waitUntil(lambda: len(answers) == 3, timeout=5000)
+    assert sorted(answers) == [(0, True), (1, True), (2, True)]
+    spans.sort()
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), spans
+    assert all(thread != gui for _, _, thread in spans)
+
+
+def test_a_computation_that_fails_answers_with_its_error_and_the_next_one_runs(qtbot):
+    errors: list[str] = []
+    results: list[int] = []
+
+    def boom() -> int:
+        raise ValueError("no such model")
+
+    tasks.run_compute(boom, results.append, lambda e, d: errors.append(str(e)))
+    tasks.run_compute(lambda: 7, results.append, lambda e, d: errors.append(str(e)))
+    qtbot.waitUntil(lambda: results == [7], timeout=5000)
+    assert errors == ["no such model"]
+
+
+def test_the_window_waits_for_every_pool():
+    tasks.compute_pool()
+    pools = tasks.pools()
+    assert QtCore.QThreadPool.globalInstance() in pools and tasks.compute_pool() in pools
+    assert tasks.compute_pool().maxThreadCount() == 1
