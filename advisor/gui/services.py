@@ -365,6 +365,7 @@ class AppServices(WorkloadServices):
             work,
             on_done,
             lambda e, d: self.errors.report(f"The comparison could not be computed ({e}).", d),
+            kind="compare-table",
         )
 
     def verdict(
@@ -383,7 +384,9 @@ class AppServices(WorkloadServices):
                 reference=reference,
             )  # fmt: skip
 
-        run_compute(work, on_done, lambda e, d: self.errors.report(str(e), d))
+        run_compute(
+            work, on_done, lambda e, d: self.errors.report(str(e), d), kind="compare-verdict"
+        )
 
     def upgrade_projections(
         self, workload: Workload, include_pro: bool, on_done: Callable[[Projected], None]
@@ -407,6 +410,7 @@ class AppServices(WorkloadServices):
             work,
             on_done,
             lambda e, d: self.errors.report(f"The upgrade answer could not be computed ({e}).", d),
+            kind="upgrade",
         )
 
     def upgrade_verdict(
@@ -424,7 +428,9 @@ class AppServices(WorkloadServices):
                 choice.facts, source, target, workload, host=profile.host, reference=reference
             )
 
-        run_compute(work, on_done, lambda e, d: self.errors.report(str(e), d))
+        run_compute(
+            work, on_done, lambda e, d: self.errors.report(str(e), d), kind="upgrade-verdict"
+        )
 
     def curves(self, run: RunResult, on_done: Callable[[RunCurves | None], None]) -> None:
         """The Charts page's curves for a run, on the device it was measured on."""
@@ -435,6 +441,7 @@ class AppServices(WorkloadServices):
             lambda: run_curves(run, self.catalogue, profile.host),
             on_done,
             lambda e, d: self.errors.report(f"The charts could not be computed ({e}).", d),
+            kind="curves",
         )
 
 

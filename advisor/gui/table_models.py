@@ -7,7 +7,7 @@ that returns numbers (so "1,008" sorts after "864"), tested without a window.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from advisor.core.infra.units import GB, fmt_band, fmt_bytes, fmt_seconds
@@ -38,6 +38,7 @@ class _Table(QtCore.QAbstractTableModel):
         # filtering and fitting columns ask for each cell's text again and again: each once
         self._sort_keys: dict[tuple[int, int], Any] = {}
         self._texts: dict[tuple[int, int], str] = {}
+        self._row_texts: dict[int, str] = {}
         # a card in this machine the llama.cpp build does not use (its id): its row says yours
         self.yours_unused: str | None = None
 
@@ -68,6 +69,7 @@ class _Table(QtCore.QAbstractTableModel):
         self._rows = list(rows)
         self._sort_keys.clear()
         self._texts.clear()
+        self._row_texts.clear()
         self.endResetModel()
 
     def cell_sort_key(self, row: int, col: int) -> Any:
@@ -79,17 +81,29 @@ class _Table(QtCore.QAbstractTableModel):
     def row_object(self, row: int) -> Any:
         return self._rows[row]
 
+    def cell_text(self, row: int, col: int) -> str:
+        key = (row, col)
+        text = self._texts.get(key)
+        if text is None:
+            text = self._texts[key] = self.display(self._rows[row], col, row)
+        return text
+
+    def row_text(self, row: int) -> str:
+        """Every cell's text in the row, case-folded, one cell per line: what a filter
+        searches (one call per row, where Qt's own filter asks each cell through Python)."""
+        text = self._row_texts.get(row)
+        if text is None:
+            cells = (self.cell_text(row, col) for col in range(len(self.HEADERS)))
+            text = self._row_texts[row] = "\n".join(cells).casefold()
+        return text
+
     def data(self, index: QtCore.QModelIndex, role: int = DISPLAY) -> Any:
         if not index.isValid():
             return None
         obj = self._rows[index.row()]
         col = index.column()
         if role == DISPLAY:
-            key = (index.row(), col)
-            text = self._texts.get(key)
-            if text is None:
-                text = self._texts[key] = self.display(obj, col, index.row())
-            return text
+            return self.cell_text(index.row(), col)
         if role == SORT_ROLE:
             return self.cell_sort_key(index.row(), col)
         if role == OBJECT_ROLE:
@@ -283,18 +297,33 @@ class PinnedFirstRowProxy(QtCore.QSortFilterProxyModel):
         self.setFilterKeyColumn(-1)
         self.pin_first = True
         self.hide_unfit = False
+        self._needle = ""  # the filter text, case-folded
+
+    def _refilter(self, change: Callable[[], None]) -> None:
+        if hasattr(self, "beginFilterChange"):  # Qt 6.10+: the non-deprecated way
+            self.beginFilterChange()
+            change()
+            self.endFilterChange(QtCore.QSortFilterProxyModel.Direction.Rows)
+        else:
+            change()
+            self.invalidateFilter()
 
     def set_hide_unfit(self, hide: bool) -> None:
         """Hide devices the model does not fit (this machine always stays)."""
         if hide == self.hide_unfit:
             return  # re-filtering re-sorts every row: only when something changed
-        if hasattr(self, "beginFilterChange"):  # Qt 6.10+: the non-deprecated way
-            self.beginFilterChange()
-            self.hide_unfit = hide
-            self.endFilterChange(QtCore.QSortFilterProxyModel.Direction.Rows)
-        else:
-            self.hide_unfit = hide
-            self.invalidateFilter()
+        self._refilter(lambda: setattr(self, "hide_unfit", hide))
+
+    def setFilterFixedString(self, pattern: str) -> None:
+        """Rows whose text contains `pattern` in any cell, ignoring case, as Qt's own fixed
+        string filter on every column does, at a third of its cost: on 260 devices Qt's
+        asked each cell through Python, 30-55 ms a keystroke on 2 cores."""
+        if not isinstance(self.sourceModel(), _Table):
+            super().setFilterFixedString(pattern)
+            return
+        needle = pattern.casefold()
+        if needle != self._needle:
+            self._refilter(lambda: setattr(self, "_needle", needle))
 
     def lessThan(self, left: QtCore.QModelIndex, right: QtCore.QModelIndex) -> bool:
         # called n log n times per sort: read the keys straight from the source table
@@ -321,6 +350,9 @@ class PinnedFirstRowProxy(QtCore.QSortFilterProxyModel):
             obj = self.sourceModel().index(source_row, 0, source_parent).data(OBJECT_ROLE)
             if getattr(obj, "fits", None) == "no":
                 return False
+        source = self.sourceModel()
+        if isinstance(source, _Table):
+            return not self._needle or self._needle in source.row_text(source_row)
         return super().filterAcceptsRow(source_row, source_parent)
 
 

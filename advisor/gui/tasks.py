@@ -47,13 +47,25 @@ class _Dispatcher(QtCore.QObject):
         self._ids = itertools.count(1)
         self._pending: dict[int, tuple[OnResult, OnError]] = {}
         self._done: dict[int, tuple[bool, Any, str]] = {}
+        self._latest: dict[str, int] = {}  # the newest request of each kind
         self.ready.connect(self._deliver, QtCore.Qt.ConnectionType.QueuedConnection)
 
-    def register(self, on_result: OnResult, on_error: OnError) -> int:
+    def register(self, on_result: OnResult, on_error: OnError, kind: str | None = None) -> int:
         with self._lock:
             task_id = next(self._ids)
             self._pending[task_id] = (on_result, on_error)
+            if kind is not None:
+                self._latest[kind] = task_id
         return task_id
+
+    def superseded(self, task_id: int, kind: str) -> bool:
+        """Called in the worker before it starts: a newer request of the same kind was made,
+        so this one's answer would only be thrown away; it is dropped unanswered."""
+        with self._lock:
+            if self._latest.get(kind, task_id) == task_id:
+                return False
+            self._pending.pop(task_id, None)
+            return True
 
     def complete(self, task_id: int, ok: bool, value: Any, details: str = "") -> None:
         """Called in the worker: park the outcome, wake the GUI thread."""
@@ -99,14 +111,19 @@ def _call_unless_gone(fn: Callable[..., None], *args: Any) -> None:
 
 
 class _Task(QtCore.QRunnable):
-    def __init__(self, fn: Callable[[], Any], dispatcher: _Dispatcher, task_id: int):
+    def __init__(
+        self, fn: Callable[[], Any], dispatcher: _Dispatcher, task_id: int, kind: str | None
+    ):
         super().__init__()
         self.fn = fn
         self.dispatcher = dispatcher
         self.task_id = task_id
+        self.kind = kind
         self.setAutoDelete(True)
 
     def run(self) -> None:
+        if self.kind is not None and self.dispatcher.superseded(self.task_id, self.kind):
+            return
         try:
             try:
                 result = self.fn()
@@ -161,18 +178,24 @@ def run_task(
     on_result: OnResult,
     on_error: OnError,
     pool: QtCore.QThreadPool | None = None,
+    kind: str | None = None,
 ) -> None:
     """Run `fn()` in the thread pool; call `on_result(value)` or `on_error(exc, details)` on
-    the GUI thread."""
+    the GUI thread. With a `kind`, a request still waiting to start when a newer one of the
+    same kind is made is dropped unanswered (the caller shows only the newest answer)."""
     d = dispatcher()
-    task_id = d.register(on_result, on_error)
-    (pool or QtCore.QThreadPool.globalInstance()).start(_Task(fn, d, task_id))
+    task_id = d.register(on_result, on_error, kind)
+    (pool or QtCore.QThreadPool.globalInstance()).start(_Task(fn, d, task_id, kind))
 
 
-def run_compute(fn: Callable[[], Any], on_result: OnResult, on_error: OnError) -> None:
+def run_compute(
+    fn: Callable[[], Any], on_result: OnResult, on_error: OnError, kind: str | None = None
+) -> None:
     """`run_task` for a computation in Python (projections, fits, curves): on the one compute
-    thread, after the computations asked for before it."""
-    run_task(fn, on_result, on_error, pool=compute_pool())
+    thread, after the computations asked for before it. Give a `kind` where only the newest
+    answer is shown (a page's table for the workload just chosen): a workload picked five
+    times in a row then computes twice, not five times."""
+    run_task(fn, on_result, on_error, pool=compute_pool(), kind=kind)
 
 
 class ProgressRelay(QtCore.QObject):

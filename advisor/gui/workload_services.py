@@ -112,4 +112,6 @@ class WorkloadServices:
             servers = devices_that_serve(facts, load, target, catalogue=self.catalogue, host=h)
             return sizing, servers
 
-        run_compute(work, lambda r: on_done(*r), lambda e, d: self.errors.report(str(e), d))
+        run_compute(
+            work, lambda r: on_done(*r), lambda e, d: self.errors.report(str(e), d), kind="sizing"
+        )

@@ -95,6 +95,8 @@ def shoot(theme: str) -> None:
     window.history.reload()
 
     def resume(runs: list) -> None:
+        # once, as the app does: opening a run reloads the history, which would resume again
+        window.history.loaded.disconnect(resume)
         if runs:
             services.open_run(runs[0])
 

@@ -68,6 +68,30 @@ def test_filter_keeps_this_machine(projections):
     assert all("RTX" in n for n in names[1:]) and len(names) == 4
 
 
+@pytest.mark.parametrize(
+    "needle", ["RTX", "rtx 40", "apple m", "24 GB", "yes", "", "zzz", "4090\nyes"]
+)
+def test_the_filter_keeps_the_rows_qts_own_filter_keeps(projections, needle):
+    # the proxy searches each row's cached text in one call; Qt's own fixed-string filter on
+    # every column (the plain proxy) is the reference: same rows, ignoring case, a cell at a time
+    rows, classes = projections
+    model = ProjectionTableModel()
+    model.set_projections(rows, classes, rows[0].device_id)
+    fast, reference = PinnedFirstRowProxy(), QtCore.QSortFilterProxyModel()
+    reference.setFilterCaseSensitivity(QtCore.Qt.CaseSensitivity.CaseInsensitive)
+    reference.setFilterKeyColumn(-1)
+    for proxy in (fast, reference):
+        proxy.setSourceModel(model)
+        proxy.setFilterFixedString(needle)
+    kept = {fast.mapToSource(fast.index(r, 0)).row() for r in range(fast.rowCount())}
+    expected = {
+        reference.mapToSource(reference.index(r, 0)).row() for r in range(reference.rowCount())
+    }
+    assert kept == expected | {0}  # this machine stays whatever the filter
+    fast.setFilterFixedString("")
+    assert fast.rowCount() == len(rows)
+
+
 def test_cells_say_units_and_fit(projections):
     rows, classes = projections
     model = ProjectionTableModel()

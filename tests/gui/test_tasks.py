@@ -48,6 +48,31 @@ def test_a_computation_that_fails_answers_with_its_error_and_the_next_one_runs(q
     assert errors == ["no such model"]
 
 
+def test_a_request_overtaken_before_it_starts_is_dropped_and_the_newest_answers(qtbot):
+    gate = threading.Event()
+    ran: list[str] = []
+    answers: list[str] = []
+
+    def job(name: str):
+        def fn() -> str:
+            ran.append(name)
+            return name
+
+        return fn
+
+    # the compute thread is busy: the next requests wait in its queue
+    tasks.run_compute(lambda: gate.wait(5) and "busy", answers.append, lambda e, d: None)
+    for n in range(3):
+        tasks.run_compute(job(f"table {n}"), answers.append, lambda e, d: None, kind="table")
+    tasks.run_compute(job("verdict"), answers.append, lambda e, d: None, kind="verdict")
+    gate.set()
+    qtbot.waitUntil(lambda: len(answers) == 3, timeout=5000)
+    qtbot.wait(100)  # nothing else arrives
+    assert answers == ["busy", "table 2", "verdict"]
+    assert ran == ["table 2", "verdict"]  # the overtaken ones never computed
+    assert tasks.dispatcher().pending() == 0  # and leave nothing waiting for an answer
+
+
 def test_the_window_waits_for_every_pool():
     tasks.compute_pool()
     pools = tasks.pools()
