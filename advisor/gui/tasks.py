@@ -8,8 +8,8 @@ Computations take turns on one thread. Under the GIL two Python computations nev
 once, so a second compute thread finishes nothing sooner; it only takes the GIL from the GUI
 thread a second way: each of Qt's many calls into Python during a repaint waits its turn behind
 every busy worker. After a benchmark, four projections running on two workers held the GUI
-thread to a third of the GIL and froze the window for 190-370 ms; on one thread, 100-140 ms
-(tests/gui/test_app.py prints it).
+thread to a third of the GIL and froze the window for 190-370 ms; on one thread, 95-177 ms
+(2 cores; tests/gui/test_app.py prints it).
 
 One long-lived dispatcher object, living on the GUI thread, carries every answer back: no Qt
 object is created in a worker or destroyed across threads (per-task signal objects did, and a
