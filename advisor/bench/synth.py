@@ -128,18 +128,22 @@ def _add_metadata(w: gguf.GGUFWriter, shape: ModelShape, ftype: quant.FileType) 
     w.add_uint32(f"{arch}.embedding_length", shape.n_embd)
     w.add_uint32(f"{arch}.block_count", shape.n_layers)
     w.add_uint32(f"{arch}.feed_forward_length", shape.n_ff)
+    n_kv_heads, key_length, value_length = shape.cache_geometry()
     w.add_uint32(f"{arch}.attention.head_count", shape.n_heads)
-    w.add_uint32(f"{arch}.attention.head_count_kv", shape.n_kv_heads)
-    w.add_uint32(f"{arch}.attention.key_length", shape.head_dim)
-    w.add_uint32(f"{arch}.attention.value_length", shape.value_head_dim)
-    w.add_uint32(f"{arch}.rope.dimension_count", shape.head_dim)
+    w.add_uint32(f"{arch}.attention.head_count_kv", n_kv_heads)
+    w.add_uint32(f"{arch}.attention.key_length", key_length)
+    w.add_uint32(f"{arch}.attention.value_length", value_length)
+    w.add_uint32(f"{arch}.rope.dimension_count", shape.n_rot)
     w.add_float32(f"{arch}.rope.freq_base", float(shape.rope_theta))
     w.add_float32(f"{arch}.attention.layer_norm_rms_epsilon", float(shape.rms_norm_eps))
     w.add_uint32(f"{arch}.vocab_size", shape.vocab_size)
+    if shape.is_mla:
+        _add_mla_metadata(w, shape)
     if shape.is_moe:
         w.add_uint32(f"{arch}.expert_count", shape.n_expert)
         w.add_uint32(f"{arch}.expert_used_count", shape.n_expert_used)
         w.add_uint32(f"{arch}.expert_feed_forward_length", shape.n_ff_expert or shape.n_ff)
+        _add_moe_pattern_metadata(w, shape)
     if shape.sliding_window:
         w.add_uint32(f"{arch}.attention.sliding_window", shape.sliding_window)
     if shape.attn_logit_softcap:
@@ -155,6 +159,40 @@ def _add_metadata(w: gguf.GGUFWriter, shape: ModelShape, ftype: quant.FileType) 
     w.add_uint32("tokenizer.ggml.bos_token_id", 1)
     w.add_uint32("tokenizer.ggml.eos_token_id", 2)
     w.add_bool("tokenizer.ggml.add_bos_token", True)
+
+
+def _add_mla_metadata(w: gguf.GGUFWriter, shape: ModelShape) -> None:
+    """Multi-head latent attention, as convert_hf_to_gguf.py's DeepseekV2Model writes it: the
+    latent's ranks, and the per-head sizes after decompression (key_length_mla)."""
+    arch = shape.architecture
+    if shape.q_lora_rank:
+        w.add_uint32(f"{arch}.attention.q_lora_rank", shape.q_lora_rank)
+    w.add_uint32(f"{arch}.attention.kv_lora_rank", shape.kv_lora_rank or 0)
+    w.add_uint32(f"{arch}.attention.key_length_mla", shape.head_dim)
+    w.add_uint32(f"{arch}.attention.value_length_mla", shape.value_head_dim)
+
+
+def _add_moe_pattern_metadata(w: gguf.GGUFWriter, shape: ModelShape) -> None:
+    """Which layers have experts, shared experts and the router's kind (the keys llama.cpp's
+    loaders for glm4moe, deepseek2, llama4 and ernie4_5-moe read)."""
+    arch = shape.architecture
+    if shape.n_dense_lead or arch in ("glm4moe", "deepseek2", "ernie4_5-moe"):
+        w.add_uint32(f"{arch}.leading_dense_block_count", shape.n_dense_lead)
+    if shape.moe_layer_step != 1 or arch in ("llama4", "ernie4_5-moe"):
+        w.add_uint32(f"{arch}.interleave_moe_layer_step", shape.moe_layer_step)
+    if shape.n_expert_shared:
+        w.add_uint32(f"{arch}.expert_shared_count", shape.n_expert_shared)
+        if shape.n_ff_shared_expert:
+            w.add_uint32(f"{arch}.expert_shared_feed_forward_length", shape.n_ff_shared_expert)
+    if shape.expert_gating_func:
+        gating = gguf.ExpertGatingFuncType[shape.expert_gating_func.upper()]
+        w.add_uint32(f"{arch}.expert_gating_func", int(gating))
+    if shape.expert_weights_scale is not None:
+        w.add_float32(f"{arch}.expert_weights_scale", float(shape.expert_weights_scale))
+    if shape.expert_weights_norm:
+        w.add_bool(f"{arch}.expert_weights_norm", True)
+    if shape.n_nextn_layers:
+        w.add_uint32(f"{arch}.nextn_predict_layers", shape.n_nextn_layers)
 
 
 def write_synthetic_gguf(

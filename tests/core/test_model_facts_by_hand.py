@@ -99,8 +99,15 @@ def test_facts_survive_a_save_and_a_load(llama2):
 def test_sliding_window_periods_are_llama_cpps():
     from advisor.core.model.facts import SWA_PERIOD_BY_ARCH
 
-    # llama.cpp src/llama-model.cpp, hparams.set_swa_pattern(n) per architecture
-    assert SWA_PERIOD_BY_ARCH == {"gemma2": 2, "gemma3": 6, "gpt-oss": 2, "cohere2": 4}
+    # llama.cpp src/llama-model.cpp, hparams.set_swa_pattern(n) per architecture (llama4:
+    # chunked attention, "3 chunked - 1 full")
+    assert SWA_PERIOD_BY_ARCH == {
+        "gemma2": 2,
+        "gemma3": 6,
+        "gpt-oss": 2,
+        "cohere2": 4,
+        "llama4": 4,
+    }
 
 
 def test_defaults_of_a_dense_model_without_windows():

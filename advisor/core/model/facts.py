@@ -32,7 +32,11 @@ KV_CACHE_TYPES_SHOWN = ("f16", "q8_0", "q4_0")
 
 # architectures whose sliding-window layers follow a fixed period in llama.cpp
 # (llama-model.cpp: hparams.set_swa_pattern(n)); layer il is local when il % n < n - 1
-SWA_PERIOD_BY_ARCH = {"gemma2": 2, "gemma3": 6, "gpt-oss": 2, "cohere2": 4}
+SWA_PERIOD_BY_ARCH = {"gemma2": 2, "gemma3": 6, "gpt-oss": 2, "cohere2": 4, "llama4": 4}
+
+# architectures whose local attention span llama.cpp fixes when the file names none
+# (llama4: chunked attention over 8192-token chunks unless attention.sliding_window is 0)
+DEFAULT_SWA_BY_ARCH = {"llama4": 8192}
 
 # architectures the bundled llama.cpp can load (src/llama-arch.cpp names); a file with another
 # architecture is refused before llama.cpp sees it
@@ -76,6 +80,13 @@ class ModelFacts:
     n_swa_layers: int = 0
     kv_heads_per_layer: tuple[int, ...] = field(default=(), repr=False)
     swa_layers: tuple[bool, ...] = field(default=(), repr=False)
+    # False where llama.cpp caches keys only and reads the values as a view of them: MLA
+    # (DeepSeek V2/V3), whose cached latent serves as both (llama-kv-cache.cpp: no V tensor
+    # when the model is MLA; deepseek2.cpp builds its attention on build_attn_inp_k)
+    kv_stores_values: bool = True
+    # blocks from this index on are multi-token-prediction blocks that no token runs
+    # (GLM-4.5's NextN block): they are in the file but add no active bytes and no KV cache
+    n_main_layers: int | None = None
     bytes_by_type: dict[str, int] = field(default_factory=dict)
     params_by_type: dict[str, int] = field(default_factory=dict)
     n_tensors: int = 0
@@ -105,7 +116,7 @@ class ModelFacts:
     def kv_bytes_per_token(self, cache_type: str = "f16") -> float:
         """KV-cache bytes one token adds, summed over all layers (K and V)."""
         per_elem = KV_CACHE_BYTES_PER_ELEMENT[cache_type]
-        return sum(kv * (self.head_dim + self.value_head_dim) * per_elem for kv in self._kv_heads())
+        return sum(kv * self._kv_width() * per_elem for kv in self._kv_heads())
 
     def kv_cache_bytes(self, depth: int, cache_type: str = "f16") -> float:
         """KV-cache bytes at `depth` tokens of context; sliding-window layers hold their window.
@@ -117,7 +128,7 @@ class ModelFacts:
         swa = self.swa_layers or (False,) * self.n_layers
         for kv, local in zip(self._kv_heads(), swa, strict=False):
             tokens = min(depth, self.sliding_window) if local and self.sliding_window else depth
-            total += tokens * kv * (self.head_dim + self.value_head_dim) * per_elem
+            total += tokens * kv * self._kv_width() * per_elem
         return total
 
     def decode_bytes_per_token(self, depth: int = 0, cache_type: str = "f16") -> float:
@@ -125,7 +136,7 @@ class ModelFacts:
         weights plus the KV cache at `depth`."""
         return self.active_weights_bytes + self.kv_cache_bytes(depth, cache_type)
 
-    # What the fitted speed model counts (predict/speed_model.py): a step does not read the
+    # What the fitted speed model counts (predict/model/speed_model.py): a step does not read the
     # token table whole (a token looks one row up) and a prompt token multiplies neither the
     # table nor the output head (llama.cpp runs the head for the last prompt token only).
     # The ceilings keep DESIGN.md's simpler count, an upper bound either way.
@@ -145,13 +156,19 @@ class ModelFacts:
         `depth`."""
         attn = 0.0
         swa = self.swa_layers or (False,) * self.n_layers
-        for local in swa:
+        for local, kv in zip(swa, self._kv_heads(), strict=False):
+            if not kv:  # a block no token runs (multi-token prediction)
+                continue
             tokens = min(depth, self.sliding_window) if local and self.sliding_window else depth
             attn += 2 * tokens * self.n_heads * (self.head_dim + self.value_head_dim)
         return 2.0 * self.active_params + attn
 
     def _kv_heads(self) -> tuple[int, ...]:
         return self.kv_heads_per_layer or (self.n_kv_heads,) * self.n_layers
+
+    def _kv_width(self) -> int:
+        """Elements one KV head caches per token: key and value, or the key alone (MLA)."""
+        return self.head_dim + (self.value_head_dim if self.kv_stores_values else 0)
 
     def to_json(self) -> dict[str, Any]:
         """Stable JSON form (SI units: bytes)."""
@@ -193,8 +210,13 @@ class TensorRecord:
 
 
 def summarise_tensors(
-    tensors: Sequence[TensorRecord], n_expert: int, n_expert_used: int
+    tensors: Sequence[TensorRecord],
+    n_expert: int,
+    n_expert_used: int,
+    n_main_layers: int | None = None,
 ) -> dict[str, Any]:
+    """Totals over a model's tensors; what a token reads counts routed experts at
+    n_expert_used / n_expert and the blocks from `n_main_layers` on (MTP blocks) not at all."""
     n_params = sum(t.n_elements for t in tensors)
     weights = sum(t.n_bytes for t in tensors)
     by_type: dict[str, int] = {}
@@ -208,6 +230,8 @@ def summarise_tensors(
         # routed experts: only n_expert_used of n_expert are read per token
         if n_expert > 1 and "_exps." in t.name:
             share = n_expert_used / n_expert
+        if n_main_layers is not None and _block_index(t.name) >= n_main_layers:
+            share = 0.0
         active_params += t.n_elements * share
         active_bytes += t.n_bytes * share
     named = {t.name: t for t in tensors}
@@ -226,6 +250,14 @@ def summarise_tensors(
         "lookup_bytes": lookup.n_bytes if lookup else 0,
         "output_params": logits.n_elements if logits is not None else 0,
     }
+
+
+def _block_index(name: str) -> int:
+    """The block a tensor belongs to ('blk.12.attn_q.weight' -> 12), -1 outside the blocks."""
+    if not name.startswith("blk."):
+        return -1
+    number = name[4 : name.find(".", 4)]
+    return int(number) if number.isdigit() else -1
 
 
 def tensor_record(t: TensorInfo) -> TensorRecord:
@@ -274,8 +306,11 @@ def facts_from_shape(shape: ModelShape, quant_label: str) -> ModelFacts:
         tensors.append(
             TensorRecord(name, dims, ggml_type_name(ggml_type), n, tensor_nbytes(dims, ggml_type))
         )
-    summary = summarise_tensors(tensors, shape.n_expert, shape.n_expert_used)
+    main = shape.n_main_layers if shape.n_nextn_layers else None
+    summary = summarise_tensors(tensors, shape.n_expert, shape.n_expert_used, main)
     swa = shape.swa_layers()
+    # what llama.cpp caches: MLA's one latent per token (keys only), no MTP block
+    n_kv_heads, key_length, value_length = shape.cache_geometry()
     return ModelFacts(
         architecture=shape.architecture,
         name=shape.display_name,
@@ -283,9 +318,12 @@ def facts_from_shape(shape: ModelShape, quant_label: str) -> ModelFacts:
         n_layers=shape.n_layers,
         n_embd=shape.n_embd,
         n_heads=shape.n_heads,
-        n_kv_heads=shape.n_kv_heads,
-        head_dim=shape.head_dim,
-        value_head_dim=shape.value_head_dim,
+        n_kv_heads=n_kv_heads,
+        head_dim=key_length,
+        value_head_dim=value_length,
+        kv_heads_per_layer=shape.kv_heads_per_layer() if shape.n_nextn_layers else (),
+        kv_stores_values=not shape.is_mla,
+        n_main_layers=main,
         context_length=shape.context_length,
         vocab_size=shape.vocab_size,
         n_ff=shape.n_ff_expert if shape.is_moe else shape.n_ff,

@@ -14,6 +14,7 @@ from typing import Any
 
 from advisor.core.model import quant
 from advisor.core.model.facts import (
+    DEFAULT_SWA_BY_ARCH,
     KNOWN_ARCHITECTURES,
     SWA_PERIOD_BY_ARCH,
     ModelFacts,
@@ -172,7 +173,7 @@ def _vocabulary(h: _Hyper, tensors: Sequence[TensorInfo]) -> int:
 
 
 def _sliding_window(h: _Hyper, n_layers: int) -> tuple[int | None, tuple[bool, ...]]:
-    window = h.number("attention.sliding_window")
+    window = h.number("attention.sliding_window", DEFAULT_SWA_BY_ARCH.get(h.arch))
     swa: tuple[bool, ...] = (False,) * n_layers
     pattern = h.raw("attention.sliding_window_pattern")
     if window:
@@ -214,6 +215,29 @@ def _attention(h: _Hyper, n_layers: int, n_embd: int) -> dict[str, Any]:
     }
 
 
+def _cache_layout(h: _Hyper, n_layers: int, attention: dict[str, Any]) -> dict[str, Any]:
+    """What llama.cpp caches beyond the heads: keys only for MLA (both per-head sizes after
+    decompression given, llama_hparams::is_mla), and nothing for the trailing MTP blocks that
+    no token runs ({arch}.nextn_predict_layers; llama.cpp caches hparams.n_layer() blocks)."""
+    key_mla = _int(h.raw("attention.key_length_mla"), 0) or 0
+    value_mla = _int(h.raw("attention.value_length_mla"), 0) or 0
+    out: dict[str, Any] = {"kv_stores_values": not (key_mla > 0 and value_mla > 0)}
+    raw = h.raw("nextn_predict_layers")
+    nextn = _int(raw, -1) if raw is not None else 0
+    if nextn is None or not 0 <= nextn < n_layers:
+        shown = printable(repr(raw), 40)
+        raise InvalidModelError(
+            f"{h.name} is damaged or not a real model: {h.arch}.nextn_predict_layers is {shown} "
+            f"for {n_layers:,} blocks; download the file again."
+        )
+    if nextn:
+        main = n_layers - nextn
+        kv = attention["kv_heads_per_layer"] or (attention["n_kv_heads"],) * n_layers
+        out["kv_heads_per_layer"] = tuple(k if il < main else 0 for il, k in enumerate(kv))
+        out["n_main_layers"] = main
+    return out
+
+
 def _experts(h: _Hyper) -> tuple[int, int]:
     n_expert = h.number("expert_count", 0) or 0
     n_used = h.number("expert_used_count", 0) or 0
@@ -251,7 +275,10 @@ def facts_from_header(header: GgufHeader) -> ModelFacts:
     n_ff = max(ff) if ff else None
     n_expert, n_expert_used = _experts(h)
     window, swa = _sliding_window(h, n_layers)
-    summary = summarise_tensors([tensor_record(t) for t in tensors], n_expert, n_expert_used)
+    attention = _attention(h, n_layers, n_embd)
+    attention.update(_cache_layout(h, n_layers, attention))
+    records = [tensor_record(t) for t in tensors]
+    summary = summarise_tensors(records, n_expert, n_expert_used, attention.get("n_main_layers"))
     file_type = quant.file_type_label(_int(header.get("general.file_type")))
     if file_type is None:
         file_type = f"mostly {next(iter(summary['bytes_by_type']), 'unknown')}"
@@ -262,7 +289,7 @@ def facts_from_header(header: GgufHeader) -> ModelFacts:
         file_type=file_type,
         n_layers=n_layers,
         n_embd=n_embd,
-        **_attention(h, n_layers, n_embd),
+        **attention,
         context_length=h.number("context_length", 0) or 0,
         vocab_size=_vocabulary(h, tensors),
         n_ff=n_ff,
