@@ -18,6 +18,8 @@ would show, and the median band width (high / low).
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import math
 import statistics
 import sys
@@ -28,43 +30,54 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from advisor.core.predict import efficiency as E
-from advisor.core.predict.bands import bands_from, moe_widening, shown_band
-from advisor.core.predict.holdout import HeldOut, held_out
-from advisor.core.predict.observations import load_observations
-from advisor.core.predict.speed_fit import (
-    fit_file,
-    fit_speed_model,
-    fit_to_json,
+from advisor.core.catalogue.catalogue import load_catalogue
+from advisor.core.predict.fitting.consistency import scaling_fits, suspects
+from advisor.core.predict.fitting.holdout import HeldOut
+from advisor.core.predict.fitting.shipped import data_summary, fit_file, fit_to_json
+from advisor.core.predict.fitting.speed_fit import (
+    fit_with_residuals,
     search_decode_flop_share,
     search_decode_layer,
+    search_old_weight,
     search_prefill_layer,
 )
-from advisor.core.predict.speed_model import T_LAYER_S
+from advisor.core.predict.fitting.summary import Line, summarise
+from advisor.core.predict.model.observations import (
+    data_files,
+    load_observations,
+    observations_from_rows,
+)
+from benchmarks.kept_aside import _p90, check, kept_aside
+from benchmarks.model_card import (
+    render_card,
+    render_readme_section,
+    replace_readme_section,
+    seed_and_many_users,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+CARD = ROOT / "docs" / "MODEL.md"
+README = ROOT / "README.md"
 
 
-def table(rows: list[HeldOut], bands: dict, widening: dict, group, title: str) -> None:
-    """Per group: rows, median and p90 error, the share inside the band the app would show
-    (a mixture of experts' widened) and the median band width."""
+def table(lines: list[Line], title: str) -> None:
+    """Per group: rows, median and p90 error, the signed median, the share inside the band the
+    app would show (a mixture of experts' widened) and the median band width."""
     print(f"\n{title}")
     print(
-        f"{'':24s} {'kind':8s} {'rows':>5s} {'median':>7s} {'p90':>7s} "
+        f"{'':24s} {'kind':8s} {'rows':>5s} {'median':>7s} {'p90':>7s} {'signed':>7s} "
         f"{'in band':>8s} {'hi/lo':>6s}"
     )
-    keys = sorted({(group(h), h.kind) for h in rows})
-    for g, kind in keys:
-        sel = [h for h in rows if group(h) == g and h.kind == kind]
-        errs = [abs(math.exp(h.log_error) - 1) for h in sel]
-        inside, widths = 0, []
-        for h in sel:
-            lo, hi = shown_band(bands, kind, h.obs.backend, h.basis, h.obs.moe, widening[kind])
-            widths.append(hi / lo)
-            inside += lo <= math.exp(h.log_error) <= hi
+    for ln in lines:
         print(
-            f"{g:24s} {kind:8s} {len(sel):5d} {statistics.median(errs):7.1%} "
-            f"{np.quantile(errs, 0.9):7.1%} {inside / len(sel):8.0%} "
-            f"{statistics.median(widths):6.2f}"
+            f"{ln.group:24s} {ln.kind:8s} {ln.rows:5d} {ln.median:7.1%} {ln.p90:7.1%} "
+            f"{ln.signed:+7.1%} {ln.in_band:8.0%} {ln.width:6.2f}"
         )
+
+
+def signed_median(rows: list[HeldOut]) -> float:
+    """Measured / predicted - 1 at the median: + where the model is low, - where high."""
+    return math.exp(statistics.median(h.log_error for h in rows)) - 1
 
 
 def source_agreement(obs, residuals: list[HeldOut]) -> dict[str, tuple[list[float], list[float]]]:
@@ -94,6 +107,36 @@ def source_agreement(obs, residuals: list[HeldOut]) -> dict[str, tuple[list[floa
     return out
 
 
+def checks(model, obs, residuals: list[HeldOut]) -> dict:
+    """What the README quotes beside the held-out table, computed now: the seed article's
+    figures and 32 users, the data against itself, and the kept-aside check."""
+    agreement = source_agreement(obs, residuals)
+    kept, _ = kept_aside()
+    checked = [c for c in check(kept, model=model) if c.obs.era != "old" and not c.host_limited]
+
+    def of(kind: str) -> list:
+        return [c for c in checked if c.kind == kind]
+
+    def r(x: float) -> float:
+        return round(float(x), 4)
+
+    return {
+        "seed": seed_and_many_users(model),
+        "agreement": {
+            f"{kind}_{who}": r(np.median(values[i]))
+            for kind, values in agreement.items() for i, who in ((0, "other"), (1, "model"))
+        } | {f"{kind}_rows": len(values[0]) for kind, values in agreement.items()},
+        "kept_aside": {
+            "decode_rows": len(of("decode")),
+            "decode_median": r(statistics.median(c.error for c in of("decode"))),
+            "decode_p90": r(_p90([c.error for c in of("decode")])),
+            "decode_in_band": r(sum(c.inside for c in of("decode")) / len(of("decode"))),
+            "prefill_rows": len(of("prefill")),
+            "prefill_median": r(statistics.median(c.error for c in of("prefill"))),
+        },
+    }  # fmt: skip
+
+
 def print_agreement(obs, residuals: list[HeldOut]) -> None:
     print(
         "\nthe data beside itself: rows another source also measured (same device, backend, "
@@ -121,13 +164,18 @@ def main() -> int:
     ap.add_argument(
         "--search-prefill",
         action="store_true",
-        help="rerun the held-out search for prefill's per-layer cost (speed_model.PREFILL_LAYER_S)",
+        help="rerun the held-out search for prefill's per-layer cost (shares.PREFILL_LAYER_S)",
     )
     ap.add_argument(
         "--search-decode",
         action="store_true",
         help="rerun the held-out searches for decode's per-layer cost and a CPU's arithmetic "
         "share (speed_model.T_LAYER_S, DECODE_FLOP_SHARE)",
+    )
+    ap.add_argument(
+        "--consistency",
+        action="store_true",
+        help="list the sources whose decode does not scale as the physics says (set aside by hand)",
     )
     ap.add_argument(
         "--write", action="store_true", help="write resources/data/speed_model_fit.json"
@@ -137,31 +185,45 @@ def main() -> int:
     obs, skipped = load_observations()
     if args.search_prefill:
         chosen = search_prefill_layer(obs)
-        print("prefill per-layer cost (ms per 512-token batch), held-out choice: "
-              + ", ".join(f"{b} {v * 1e3:g}" for b, v in chosen.items()))  # fmt: skip
+        print("prefill per-layer cost, held-out choice (ms per micro-batch, MoE factor): "
+              + ", ".join(f"{b} {c.seconds * 1e3:g}/{c.moe_factor:g}"
+                          for b, c in chosen.items()))  # fmt: skip
+        return 0
+    if args.consistency:  # every row, those already set aside by hand included
+        every = []
+        for path, reference in data_files():
+            with open(path, encoding="utf-8") as fh:
+                rows = [{**r, "exclude": ""} for r in csv.DictReader(fh)]
+            every += observations_from_rows(rows, load_catalogue(), reference)[0]
+        for fit, reason in suspects(scaling_fits(every)):
+            print(f"{fit.backend:6s} {fit.device_id:32s} {fit.rows:3d} rows: {reason}  "
+                  f"{fit.source_url}")  # fmt: skip
         return 0
     if args.search_decode:
         chosen = search_decode_layer(obs)
-        print("decode per-layer cost (us per token), held-out choice: "
-              + ", ".join(f"{b} {v * 1e6:g}" for b, v in chosen.items()))  # fmt: skip
+        print("decode per-layer cost, held-out choice (us at 30 TFLOPS, speed exponent, MoE "
+              "factor): " + ", ".join(f"{b} {c.seconds * 1e6:g}/{c.speed_exponent:g}/"
+                                      f"{c.moe_factor:g}" for b, c in chosen.items()))  # fmt: skip
         print(f"decode arithmetic share (CPU), held-out choice: {search_decode_flop_share(obs)}")
+        print(f"an old build's row counts, held-out choice: {search_old_weight(obs)}")
         return 0
-    t_layer = dict(T_LAYER_S)
-    residuals = held_out(obs, t_layer)
-    bands = bands_from(residuals)
-    widening = {k: moe_widening(residuals, bands, k) for k in ("decode", "prefill")}
+    model, residuals = fit_with_residuals(obs)
+    widening = {"decode": model.moe_widening, "prefill": model.moe_widening_prefill}
+    lines = summarise(residuals, model.bands, widening, old=args.all)
     shown = [h for h in residuals if args.all or h.obs.era != "old"]
+    costs = ", ".join(
+        f"{b} {c.seconds * 1e6:.0f}/{c.speed_exponent:g}/{c.moe_factor:g}"
+        for b, c in model.decode_fit.t_layer.items()
+    )
     print(
         f"{len(obs)} rows used ({len(skipped)} skipped), {len({o.device.id for o in obs})} devices;"
-        f" t_layer (us): " + ", ".join(f"{b} {v * 1e6:.0f}" for b, v in t_layer.items())
+        f" t_layer (us at 30 TFLOPS / speed exponent / MoE factor): {costs}"
     )
     for basis in ("modelled", "published"):
-        sel = [h for h in shown if h.basis == basis]
-        table(sel, bands, widening, lambda h: h.obs.backend, f"[{basis}] per backend")
-        table(
-            sel, bands, widening, lambda h: E.efficiency_class(h.obs.device), f"[{basis}] per class"
-        )
-        table(sel, bands, widening, lambda h: "all", f"[{basis}] pooled")
+        for grouping, title in (("backend", "per backend"), ("class", "per class"),
+                                ("era", "per build era"), ("all", "pooled")):  # fmt: skip
+            sel = [ln for ln in lines if ln.basis == basis and ln.grouping == grouping]
+            table(sel, f"[{basis}] {title}")
     if args.worst:
         print(f"\nworst {args.worst}:")
         for h in sorted(shown, key=lambda h: -abs(h.log_error))[: args.worst]:
@@ -173,14 +235,18 @@ def main() -> int:
     if args.agreement:
         print_agreement(obs, residuals)
     if args.write:
-        import json
-
-        model = fit_speed_model(obs)
-        fit_file().write_text(json.dumps(fit_to_json(model), indent=1) + "\n", encoding="utf-8")
+        saved = {**fit_to_json(model), "held_out": [ln.to_json() for ln in summarise(
+            residuals, model.bands, widening)], "data": data_summary(obs, skipped),
+            "checks": checks(model, obs, residuals)}  # fmt: skip
+        fit_file().write_text(json.dumps(saved, indent=1) + "\n", encoding="utf-8")
+        CARD.write_text(render_card(model, saved), encoding="utf-8")
+        readme = README.read_text(encoding="utf-8")
+        README.write_text(replace_readme_section(readme, render_readme_section(saved)),
+                          encoding="utf-8")  # fmt: skip
         print(
-            f"\nwrote {fit_file()}: transfer {model.transfer}, MoE widening "
-            f"{model.moe_widening:.2f} decode, {model.moe_widening_prefill:.2f} prefill, "
-            f"attention {model.attention_share}, "
+            f"\nwrote {fit_file()}, {CARD} and the README's accuracy section: transfer "
+            f"{model.transfer}, MoE widening {model.moe_widening:.2f} decode, "
+            f"{model.moe_widening_prefill:.2f} prefill, attention {model.attention_share}, "
             f"small batches {model.small_batch_cost}"
         )
     print(f"\n({time.perf_counter() - started:.1f} s)")

@@ -37,11 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
-from advisor.core.predict import speed_model
-from advisor.core.predict.observations import Observation, Skipped, observations_from_rows
-from advisor.core.predict.projection import Target, project
-from advisor.core.predict.reference import Reference
-from advisor.core.predict.workloads import custom_workload
+from advisor.core.predict.conditions.workloads import custom_workload
+from advisor.core.predict.fitting.shipped import load_speed_model
+from advisor.core.predict.model import speed_model
+from advisor.core.predict.model.observations import Observation, Skipped, observations_from_rows
+from advisor.core.predict.model.speed_model import SpeedModel
+from advisor.core.predict.projecting.projection import Target, project
+from advisor.core.predict.projecting.reference import Reference
 
 FOLDER = Path(__file__).resolve().parent / "kept_aside"
 HOST = Host(256 * GiB, 100e9)  # a host that never limits a card
@@ -122,12 +124,17 @@ def predicting_at(date: str) -> Iterator[None]:
         speed_model.PREDICT_AT = saved
 
 
-def check(rows: list[Kept], at_row_date: bool = False) -> list[Checked]:
+def check(
+    rows: list[Kept], at_row_date: bool = False, model: SpeedModel | None = None
+) -> list[Checked]:
+    """Each row projected as `advisor project --json` would (the shipped model unless one is
+    given), decode and prefill."""
+    model = model or load_speed_model()
     if at_row_date:
         out = []
         for k in rows:
             with predicting_at(k.obs.date[:7] if k.obs.date else speed_model.PREDICT_AT):
-                out += check([k])
+                out += check([k], model=model)
         return out
     out = []
     for k in rows:
@@ -137,7 +144,7 @@ def check(rows: list[Kept], at_row_date: bool = False) -> list[Checked]:
                                          ("prefill", PREFILL, o.pp_tps)):  # fmt: skip
             if not measured:
                 continue
-            p = project(o.facts, target, workload, host=HOST)
+            p = project(o.facts, target, workload, host=HOST, model=model)
             if kind == "decode":
                 figures = (p.decode_tps, p.decode_tps_low, p.decode_tps_high, p.decode_basis)
             else:
@@ -164,7 +171,7 @@ def transferred(rows: list[Kept]) -> list[float]:
                 if b.device.id == a.device.id:
                     continue
                 p = project(b.facts, Target(b.device, backend=b.backend), DECODE, host=HOST,
-                            reference=ref)  # fmt: skip
+                            reference=ref, model=load_speed_model())  # fmt: skip
                 if p.decode_tps and b.tg_tps:
                     errors.append(abs(b.tg_tps / p.decode_tps - 1))
     return errors

@@ -23,8 +23,8 @@ from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.speed_fit import default_model
-from advisor.core.predict.workloads import PRESETS
+from advisor.core.predict.conditions.workloads import PRESETS
+from advisor.core.predict.fitting.shipped import load_speed_model
 from advisor.usecases.upgrade import project_candidates, rank_candidates
 
 TARGET_MS = 100.0
@@ -47,7 +47,7 @@ def main() -> int:
     ap.add_argument("--quant", default="q4_k_m")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    default_model()
+    load_speed_model()
     load_s = time.perf_counter() - t0
     catalogue = load_catalogue()
     facts = facts_from_shape(get_shape(args.shape), args.quant)
@@ -61,7 +61,8 @@ def main() -> int:
             def project(w=w, include_pro=include_pro):
                 return project_candidates(facts, w, catalogue=catalogue, host=host,
                                           reference=None, this_machine=None,
-                                          include_pro=include_pro)  # fmt: skip
+                                          include_pro=include_pro,
+                                          speed_model=load_speed_model())  # fmt: skip
 
             projected = project()
 

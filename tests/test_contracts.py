@@ -45,7 +45,7 @@ def test_layer_contracts_hold():
     ("where", "line", "broken"),
     [
         ("advisor/core/model/_planted.py", "import PySide6\n", "The core is pure"),
-        ("advisor/core/model/_planted.py", "import advisor.core.predict.projection\n",
+        ("advisor/core/model/_planted.py", "import advisor.core.predict.projecting.projection\n",
          "Inside the core"),
         ("advisor/bench/_planted.py", "import advisor.gui.app\n", "Layers"),
         ("advisor/gui/_planted.py", "import advisor.bench.runner\n", "public entry points"),

@@ -31,7 +31,7 @@ from advisor.core.infra.paths import AppPaths
 from advisor.core.model.facts import ModelFacts
 from advisor.core.model.gguf_facts import facts_from_gguf
 from advisor.core.model.memory import memory_need
-from advisor.core.predict.explain import finish_run
+from advisor.core.predict.advising.explain import finish_run
 from advisor.core.runs.config import BenchConfig, TestSpec
 from advisor.core.runs.events import Event, Failure, Progress
 from advisor.core.runs.preflight import Available, Plan, available_memory, plan_tests

@@ -21,10 +21,12 @@ from advisor.core.infra.settings import SettingsStore
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.gguf_facts import facts_from_gguf
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.projection import Target
-from advisor.core.predict.reference import Reference, reference_for_run
-from advisor.core.predict.verdict import Verdict
-from advisor.core.predict.workloads import Workload
+from advisor.core.predict.advising.verdict import Verdict
+from advisor.core.predict.conditions.workloads import Workload
+from advisor.core.predict.fitting.shipped import load_speed_model
+from advisor.core.predict.model.speed_model import SpeedModel
+from advisor.core.predict.projecting.projection import Target
+from advisor.core.predict.projecting.reference import Reference, reference_for_run
 from advisor.core.runs.config import BenchConfig, parse_synthetic
 from advisor.core.runs.export import export_runs
 from advisor.core.runs.history import History
@@ -57,6 +59,7 @@ class AppServices(WorkloadServices):
         bench: BenchController,
         errors: ErrorReporter,
         detect: Callable[..., Any] = detect_machine,
+        speed_model: Callable[[], SpeedModel] = load_speed_model,
     ):
         self.paths = paths
         self.catalogue = catalogue
@@ -66,6 +69,9 @@ class AppServices(WorkloadServices):
         self.bench = bench
         self.errors = errors
         self._detect = detect
+        # the speed model, built once (the shipped fit, read in 0.2-0.4 s) and handed to
+        # every projection; called on the compute thread, never on the GUI thread
+        self.speed_model = speed_model
         self._detecting = False
         self._detect_pending = False
         self._detect_force = False
@@ -75,10 +81,8 @@ class AppServices(WorkloadServices):
     def warm_up(self) -> None:
         """Fit the speed model in the background now (0.2-0.4 s, once), so the first
         projection or benchmark set-up does not pay for it on the GUI thread."""
-        from advisor.core.predict.speed_fit import default_model
-
         run_compute(
-            default_model,
+            self.speed_model,
             lambda _: None,
             lambda e, d: log.warning("speed model could not be fitted: %s\n%s", e, d),
         )
@@ -181,7 +185,10 @@ class AppServices(WorkloadServices):
             preset=preset,
             **{k: v for k, v in overrides.items() if v is not None},
         )
-        config, _ = bench_config(choices, profile=self.state.profile, reference=self._reference())
+        config, _ = bench_config(
+            choices, profile=self.state.profile, reference=self._reference(),
+            speed_model=self.speed_model() if self.state.profile is not None else None,
+        )  # fmt: skip
         return config
 
     def start_benchmark(
@@ -359,6 +366,7 @@ class AppServices(WorkloadServices):
                 host=profile.host,
                 reference=reference,
                 this_machine=profile,
+                speed_model=self.speed_model(),
             )
 
         run_compute(
@@ -381,7 +389,7 @@ class AppServices(WorkloadServices):
         def work() -> Verdict:
             return verdict(
                 choice.facts, source, Target(target), workload, host=profile.host,
-                reference=reference,
+                reference=reference, speed_model=self.speed_model(),
             )  # fmt: skip
 
         run_compute(
@@ -403,7 +411,7 @@ class AppServices(WorkloadServices):
             return project_candidates(
                 facts, workload, catalogue=self.catalogue, host=profile.host,
                 reference=reference, this_machine=profile, include_pro=include_pro,
-                measured_watts=watts,
+                measured_watts=watts, speed_model=self.speed_model(),
             )  # fmt: skip
 
         run_compute(
@@ -425,8 +433,9 @@ class AppServices(WorkloadServices):
 
         def work() -> Verdict:
             return verdict(
-                choice.facts, source, target, workload, host=profile.host, reference=reference
-            )
+                choice.facts, source, target, workload, host=profile.host, reference=reference,
+                speed_model=self.speed_model(),
+            )  # fmt: skip
 
         run_compute(
             work, on_done, lambda e, d: self.errors.report(str(e), d), kind="upgrade-verdict"
@@ -438,7 +447,7 @@ class AppServices(WorkloadServices):
         if profile is None:
             return
         run_compute(
-            lambda: run_curves(run, self.catalogue, profile.host),
+            lambda: run_curves(run, self.catalogue, profile.host, speed_model=self.speed_model()),
             on_done,
             lambda e, d: self.errors.report(f"The charts could not be computed ({e}).", d),
             kind="curves",

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from advisor.core.infra.units import GB, fmt_band, fmt_bytes, fmt_seconds
-from advisor.core.predict.projection import Projection
+from advisor.core.predict.projecting.projection import Projection
 from advisor.core.runs.results import RunResult, TestResult
 from advisor.gui.qt import QtCore, QtGui
 

@@ -6,7 +6,7 @@ in the settings, and resolves to the same numbers the command line's `--workload
 
 from __future__ import annotations
 
-from advisor.core.predict.workloads import PRESETS, Workload
+from advisor.core.predict.conditions.workloads import PRESETS, Workload
 from advisor.gui.qt import QtCore, QtWidgets
 from advisor.gui.state import AppState
 from advisor.usecases.workloads import as_workload

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from advisor.core.predict.model.speed_model import SpeedModel
 from advisor.gui.tasks import run_compute, run_task
 from advisor.usecases.sizing import (
     Load,
@@ -31,6 +32,7 @@ class WorkloadServices:
     state: AppState
     errors: ErrorReporter
     catalogue: Catalogue
+    speed_model: Callable[[], SpeedModel]
 
     def load_workloads(self) -> None:
         """Read the saved workloads off the GUI thread; the state announces them."""
@@ -108,8 +110,10 @@ class WorkloadServices:
             sizing = None
             if device_name.strip():
                 sizing = size_named(facts, device_name, load, target, catalogue=self.catalogue,
-                                    host=h, choose="enter '{}' as the card.")  # fmt: skip
-            servers = devices_that_serve(facts, load, target, catalogue=self.catalogue, host=h)
+                                    host=h, choose="enter '{}' as the card.",
+                                    speed_model=self.speed_model())  # fmt: skip
+            servers = devices_that_serve(facts, load, target, catalogue=self.catalogue, host=h,
+                                         speed_model=self.speed_model())  # fmt: skip
             return sizing, servers
 
         run_compute(

@@ -124,7 +124,7 @@ def about_facts(
     """The facts of this installation. The front end passes the Qt and PySide6 versions (only
     it imports Qt). The backends come from `backend`, else the cached detection, else, with
     `ask_llama`, from llama.cpp in a child process (about a second)."""
-    from advisor.core.predict.observations import load_observations
+    from advisor.core.predict.model.observations import load_observations
 
     paths = paths or app_paths()
     catalogue = catalogue or load_catalogue()

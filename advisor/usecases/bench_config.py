@@ -15,10 +15,11 @@ from advisor.core.hardware.profile import MachineProfile
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.validate import one_of, whole_number, whole_numbers
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.projection import Target, project
-from advisor.core.predict.reference import Reference
-from advisor.core.predict.speed_model import usable_peak
-from advisor.core.predict.workloads import custom_workload
+from advisor.core.predict.conditions.workloads import custom_workload
+from advisor.core.predict.model.speed_model import SpeedModel
+from advisor.core.predict.physics.ceilings import usable_peak
+from advisor.core.predict.projecting.projection import Target, project
+from advisor.core.predict.projecting.reference import Reference
 from advisor.core.runs.config import PRESETS, BenchConfig
 from advisor.usecases.models import (
     MAX_SYNTHETIC_LAYERS,
@@ -89,6 +90,7 @@ def bench_config(
     *,
     profile: MachineProfile | None = None,
     reference: Reference | None = None,
+    speed_model: SpeedModel | None = None,
 ) -> tuple[BenchConfig, ModelFacts]:
     """The checked benchmark configuration for these choices, and the facts of its model."""
     if bool(choices.model_path) == bool(choices.synthetic):
@@ -131,7 +133,7 @@ def bench_config(
         longest_context=choices.longest_context,
         **_lists(choices, facts),
     )
-    return with_machine_facts(config, facts, profile, reference), facts
+    return with_machine_facts(config, facts, profile, reference, speed_model), facts
 
 
 def with_machine_facts(
@@ -139,11 +141,14 @@ def with_machine_facts(
     facts: ModelFacts,
     profile: MachineProfile | None,
     reference: Reference | None = None,
+    speed_model: SpeedModel | None = None,
 ) -> BenchConfig:
     """The config with this machine's facts (to explain the numbers) and predicted speeds (to
     say how long the run takes)."""
     if profile is None:
         return config
+    if speed_model is None:
+        raise ValueError("with_machine_facts needs the speed model to predict the run's length")
     if reason := profile.not_measurable_here():
         raise InputError(reason)
     # the prefill roof a run is explained against: the precision the backend really runs in
@@ -155,6 +160,7 @@ def with_machine_facts(
         Target(profile.device, backend=profile.backend),
         custom_workload(512, 128),
         host=profile.host,
+        model=speed_model,
         reference=reference,
     )
     return replace(

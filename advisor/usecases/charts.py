@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host
-from advisor.core.predict.curves import Curve, batch_curves, depth_curves
-from advisor.core.predict.reference import Reference, device_for_run, reference_from_run
+from advisor.core.predict.model.speed_model import SpeedModel
+from advisor.core.predict.projecting.curves import Curve, batch_curves, depth_curves
+from advisor.core.predict.projecting.reference import Reference, device_for_run, reference_from_run
 from advisor.core.runs.results import RunResult
 
 
@@ -36,7 +37,9 @@ def run_device_and_reference(
     return device, backend, reference_from_run(run, device, backend)
 
 
-def run_curves(run: RunResult, catalogue: Catalogue, host: Host) -> RunCurves | None:
+def run_curves(
+    run: RunResult, catalogue: Catalogue, host: Host, *, speed_model: SpeedModel
+) -> RunCurves | None:
     """Ceiling and predicted curves for the run's model on the run's device."""
     found = run_device_and_reference(run, catalogue)
     if found is None:
@@ -45,6 +48,10 @@ def run_curves(run: RunResult, catalogue: Catalogue, host: Host) -> RunCurves | 
     deep = [t.depth for t in run.tests if t.kind == "decode" and t.batch == 1]
     top_depth = int(max([*deep, 4096]) * 1.25)
     top_streams = max([t.batch for t in run.tests if t.kind == "decode"] + [16]) * 2
-    depth = depth_curves(run.model, device, backend, host, reference, max_depth=top_depth)
-    batch = batch_curves(run.model, device, backend, host, reference, max_streams=top_streams)
+    depth = depth_curves(
+        run.model, device, backend, host, reference, max_depth=top_depth, model=speed_model
+    )
+    batch = batch_curves(
+        run.model, device, backend, host, reference, max_streams=top_streams, model=speed_model
+    )
     return RunCurves(device, backend, *depth, *batch)

@@ -13,10 +13,11 @@ from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host, MachineProfile
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.projection import Projection, Target, project
-from advisor.core.predict.reference import Reference
-from advisor.core.predict.verdict import Verdict, upgrade_verdict
-from advisor.core.predict.workloads import Workload
+from advisor.core.predict.advising.verdict import Verdict, upgrade_verdict
+from advisor.core.predict.conditions.workloads import Workload
+from advisor.core.predict.model.speed_model import SpeedModel
+from advisor.core.predict.projecting.projection import Projection, Target, project, project_all
+from advisor.core.predict.projecting.reference import Reference
 
 THIS_MACHINE = "this machine"
 
@@ -37,6 +38,7 @@ def projection_table(
     catalogue: Catalogue,
     host: Host,
     reference: Reference | None = None,
+    speed_model: SpeedModel,
     targets: Sequence[Target] | None = None,
     this_machine: MachineProfile | None = None,
 ) -> ProjectionTable:
@@ -51,13 +53,15 @@ def projection_table(
             Target(own, backend=this_machine.backend),
             workload,
             host=host,
+            model=speed_model,
             reference=reference,
         )
         rows.append(replace(mine, device=this_machine.name))
-    for target in targets if targets is not None else [Target(d) for d in catalogue]:
-        if target.device.id == this_id and target.count == 1 and target.backend is None:
-            continue
-        rows.append(project(facts, target, workload, host=host, reference=reference))
+    others = [
+        t for t in (targets if targets is not None else [Target(d) for d in catalogue])
+        if not (t.device.id == this_id and t.count == 1 and t.backend is None)
+    ]  # fmt: skip
+    rows += project_all(facts, others, workload, host=host, model=speed_model, reference=reference)
     classes = {d.id: d.class_label for d in catalogue}
     if this_id is not None:
         classes[this_id] = THIS_MACHINE
@@ -87,12 +91,14 @@ def verdict(
     workload: Workload,
     *,
     host: Host,
+    speed_model: SpeedModel,
     reference: Reference | None = None,
 ) -> Verdict:
     """How much the target would gain over the source, per workload, in one sentence."""
     return upgrade_verdict(
-        facts, source, target, host=host, reference=reference, focus=focus_of(workload)
-    )
+        facts, source, target, host=host, reference=reference, focus=focus_of(workload),
+        model=speed_model,
+    )  # fmt: skip
 
 
 def verdict_source(reference: Reference | None, this_machine: MachineProfile | None) -> Target:
@@ -112,11 +118,12 @@ def verdicts_from_reference(
     *,
     host: Host,
     reference: Reference,
+    speed_model: SpeedModel,
 ) -> list[Verdict]:
     """A verdict for each target against the device the user measured."""
     source = verdict_source(reference, None)
     return [
-        verdict(facts, source, t, workload, host=host, reference=reference)
+        verdict(facts, source, t, workload, host=host, reference=reference, speed_model=speed_model)
         for t in targets
         if t.device.id != reference.device.id
     ]

@@ -15,10 +15,11 @@ from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts, facts_from_shape
 from advisor.core.model.memory import memory_need
 from advisor.core.model.shapes import all_shapes
-from advisor.core.predict.memory_fit import usable_memory_bytes
-from advisor.core.predict.projection import Projection, Target, project
-from advisor.core.predict.reference import Reference
-from advisor.core.predict.workloads import Workload
+from advisor.core.predict.conditions.workloads import Workload
+from advisor.core.predict.model.speed_model import SpeedModel
+from advisor.core.predict.physics.memory import usable_memory_bytes
+from advisor.core.predict.projecting.projection import Projection, Target, project
+from advisor.core.predict.projecting.reference import Reference
 
 QUANTS = ("f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0")
 
@@ -56,6 +57,7 @@ def what_runs(
     workload: Workload,
     *,
     host: Host,
+    speed_model: SpeedModel,
     backend: str | None = None,
     reference: Reference | None = None,
     min_tps: float | None = None,
@@ -72,7 +74,9 @@ def what_runs(
             facts = facts_from_shape(shape, quant)
             if facts.weights_bytes > room and not include_partial:
                 continue
-            p: Projection = project(facts, target, workload, host=host, reference=reference)
+            p: Projection = project(
+                facts, target, workload, host=host, model=speed_model, reference=reference
+            )
             if p.fits == "no" or (p.fits == "partial" and not include_partial):
                 continue
             if p.basis == "unsupported" or p.beyond_context:

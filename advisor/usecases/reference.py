@@ -13,9 +13,9 @@ from advisor.core.infra.errors import InputError
 from advisor.core.infra.serde import DataError
 from advisor.core.infra.validate import number
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict import ceilings
-from advisor.core.predict.projection import unsupported_sentence
-from advisor.core.predict.reference import Reference, device_for_run, reference_from_run
+from advisor.core.predict.physics import ceilings
+from advisor.core.predict.projecting.projection import unsupported_sentence
+from advisor.core.predict.projecting.reference import Reference, device_for_run, reference_from_run
 from advisor.core.runs.results import RunResult
 
 MAX_RUN_FILE_BYTES = 32 * 1024 * 1024  # a run is a few kB; an export of hundreds, a few MB

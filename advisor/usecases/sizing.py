@@ -31,10 +31,11 @@ from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import fmt_seconds
 from advisor.core.infra.validate import number
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.feel import READING_TPS, UNNOTICED_S
-from advisor.core.predict.projection import Projection, Target, project
-from advisor.core.predict.reference import Reference
-from advisor.core.predict.workloads import Workload
+from advisor.core.predict.advising.feel import READING_TPS, UNNOTICED_S
+from advisor.core.predict.conditions.workloads import Workload
+from advisor.core.predict.model.speed_model import SpeedModel
+from advisor.core.predict.projecting.projection import Projection, Target, project
+from advisor.core.predict.projecting.reference import Reference
 from advisor.core.traffic import TrafficStats
 
 DEFAULT_TTFT_S = 2.0 * UNNOTICED_S  # a first word within 2 s: the wait is felt, not resented
@@ -171,7 +172,7 @@ def _layout(o: Option, unit: str = "card") -> str:
 
 def _evaluate(
     facts: ModelFacts, device: Device, load: Load, target: SizingTarget, host: Host,
-    reference: Reference | None, copies: int, split: int,
+    reference: Reference | None, copies: int, split: int, speed_model: SpeedModel,
 ) -> Option:  # fmt: skip
     users = math.ceil(load.peak_users / copies)
     w = Workload(
@@ -179,7 +180,9 @@ def _evaluate(
         prompt_tokens=load.prompt_p95, answer_tokens=load.answer_median,
         history_tokens=load.history_p95, concurrency=users,
     )  # fmt: skip
-    p: Projection = project(facts, Target(device, count=split), w, host=host, reference=reference)
+    p: Projection = project(
+        facts, Target(device, count=split), w, host=host, model=speed_model, reference=reference
+    )
     base = dict(
         cards=copies * split, copies=copies, split=split, users_per_copy=users, fits=p.fits,
         basis=p.basis, memory_needed_gb=round(p.memory_needed_bytes / 1e9, 2),
@@ -239,6 +242,7 @@ def size_for(
     target: SizingTarget,
     *,
     host: Host,
+    speed_model: SpeedModel,
     reference: Reference | None = None,
     max_cards: int = MAX_CARDS,
 ) -> Sizing:
@@ -249,7 +253,9 @@ def size_for(
         for split in SPLITS if device.is_card else (1,):
             if split > cards or cards % split:
                 continue
-            option = _evaluate(facts, device, load, target, host, reference, cards // split, split)
+            option = _evaluate(
+                facts, device, load, target, host, reference, cards // split, split, speed_model
+            )
             tried.append(option)
             if option.meets:
                 chosen = option
@@ -271,12 +277,13 @@ def size_named(
     catalogue: Catalogue,
     host: Host,
     choose: str,
+    speed_model: SpeedModel,
 ) -> Sizing:
     """`size_for` the device `name` means. Where that is a chip's CPU, the answer names the
     chip's GPU too, and `choose` (the front end's words, "{}" for its name) says how to pick
     it."""
     device = catalogue.resolve(name)
-    sizing = size_for(facts, device, load, target, host=host)
+    sizing = size_for(facts, device, load, target, host=host, speed_model=speed_model)
     chip = catalogue.chip_sentence(device, choose)
     return replace(sizing, answer=f"{sizing.answer} {chip}") if chip else sizing
 
@@ -339,6 +346,7 @@ def devices_that_serve(
     *,
     catalogue: Catalogue,
     host: Host,
+    speed_model: SpeedModel,
     reference: Reference | None = None,
     max_cards: int = 2,
 ) -> list[Server]:
@@ -349,7 +357,7 @@ def devices_that_serve(
         if not device.backends:
             continue
         s = size_for(facts, device, load, target, host=host, reference=reference,
-                     max_cards=max_cards)  # fmt: skip
+                     max_cards=max_cards, speed_model=speed_model)  # fmt: skip
         if s.chosen is None or s.chosen.decode_per_user_tps is None:
             continue
         price = device.launch_price_usd * s.chosen.cards if device.launch_price_usd else None

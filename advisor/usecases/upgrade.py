@@ -16,12 +16,13 @@ from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host, MachineProfile
 from advisor.core.infra.units import fmt_seconds
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.bases import basis_rank
-from advisor.core.predict.feel import READING_TPS, Waits, would_notice
-from advisor.core.predict.projection import Projection, Target
-from advisor.core.predict.reference import Reference
-from advisor.core.predict.value import Energy, Price, energy_of, price_of, value_frontier
-from advisor.core.predict.workloads import Workload
+from advisor.core.predict.advising.feel import READING_TPS, Waits, would_notice
+from advisor.core.predict.advising.value import Energy, Price, energy_of, price_of, value_frontier
+from advisor.core.predict.conditions.workloads import Workload
+from advisor.core.predict.model.speed_model import SpeedModel
+from advisor.core.predict.projecting.bases import basis_rank
+from advisor.core.predict.projecting.projection import Projection, Target
+from advisor.core.predict.projecting.reference import Reference
 from advisor.usecases.compare import projection_table, verdict_source
 
 # what a hobbyist buys by default: current and last-generation consumer cards, Apple machines,
@@ -37,12 +38,14 @@ TWO_CARDS = ("nvidia-geforce-rtx-3090", "nvidia-tesla-p40", "amd-radeon-rx-7900-
 
 
 def candidate_targets(catalogue: Catalogue, include_pro: bool = False) -> list[Target]:
-    """The devices the answer ranks: the hobbyist set (and pro cards when asked), plus two-card
-    setups people build from used cards."""
+    """The devices the answer ranks: the hobbyist set (and, when asked, pro cards and the
+    variants sold in one region only), plus two-card setups people build from used cards."""
     out: list[Target] = []
     for d in catalogue:
         hobby = d.device_class in HOBBY_CLASSES and (d.release_year or 0) >= FIRST_YEAR
-        if hobby or d.id in ALSO or (include_pro and d.device_class in PRO_CLASSES):
+        regional = bool(d.sold_in)  # a China-only variant: behind the same toggle
+        more = d.device_class in PRO_CLASSES or (hobby and regional)
+        if (hobby and not regional) or d.id in ALSO or (include_pro and more):
             out.append(Target(d))
     for device_id in TWO_CARDS:
         d = catalogue.by_id(device_id)
@@ -71,13 +74,14 @@ def project_candidates(
     host: Host,
     reference: Reference | None,
     this_machine: MachineProfile | None,
+    speed_model: SpeedModel,
     include_pro: bool = False,
     measured_watts: float | None = None,
 ) -> Projected:
     targets = candidate_targets(catalogue, include_pro)
     table = projection_table(
         facts, workload, catalogue=catalogue, host=host, reference=reference, targets=targets,
-        this_machine=this_machine,
+        this_machine=this_machine, speed_model=speed_model,
     )  # fmt: skip
     rows = table.projections
     mine = rows[0] if table.this_machine_id is not None else None

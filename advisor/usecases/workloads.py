@@ -15,7 +15,7 @@ from pathlib import Path
 
 from advisor.core.infra.lookup import closest, did_you_mean, normalise_key
 from advisor.core.infra.paths import AppPaths
-from advisor.core.predict.workloads import (
+from advisor.core.predict.conditions.workloads import (
     PRESETS,
     UnknownWorkloadError,
     Workload,

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from advisor.core.predict.holdout import HeldOut
+from advisor.core.predict.fitting.holdout import HeldOut
 from tests.conftest import load_script
 
 

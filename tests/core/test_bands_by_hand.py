@@ -9,14 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from advisor.core.predict.bands import (
-    MOE_DEFAULT_WIDENING,
-    bands_from,
-    moe_widening,
-    shown_band,
-    widened,
-)
-from advisor.core.predict.bands import coverage_band as _coverage_band
+from advisor.core.predict.fitting.bands_fit import bands_from, moe_widening
+from advisor.core.predict.fitting.bands_fit import coverage_band as _coverage_band
+from advisor.core.predict.model.bands import MOE_DEFAULT_WIDENING, shown_band, widened
 
 
 def test_of_19_errors_two_fall_outside_the_worst_two():

@@ -213,7 +213,7 @@ def test_every_calibration_device_resolves_with_its_bandwidth(catalogue):
     with CALIBRATION.open() as fh:
         rows = list(csv.DictReader(fh))
     assert rows
-    from advisor.core.predict.observations import device_of
+    from advisor.core.predict.model.observations import device_of
 
     for r in rows:
         # the catalogue's own figure (device_of would take the row's where they differ)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from advisor.core.predict import ceilings
+from advisor.core.predict.physics import ceilings
 
 GB = 1e9
 
@@ -129,7 +129,7 @@ def test_a_band_keeps_a_decimal_where_its_ends_are_small(low, high, text):
 def test_prefill_bytes_follow_the_cache_type_and_micro_batch():
     from advisor.core.model.facts import facts_from_shape
     from advisor.core.model.shapes import get_shape
-    from advisor.core.predict.explain import explain_test
+    from advisor.core.predict.advising.explain import explain_test
     from advisor.core.runs.results import TestResult
 
     facts = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")

@@ -10,7 +10,7 @@ import pytest
 
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.explain import explain_test, finish_run
+from advisor.core.predict.advising.explain import explain_test, finish_run
 from advisor.core.runs.config import BenchConfig, TestSpec
 from advisor.core.runs.results import LlamaInfo, RunHardware
 from advisor.core.runs.stats import summarise_samples
@@ -122,7 +122,7 @@ def test_the_run_takes_time_to_first_token_from_the_plain_tests(llama2):
 def test_busy_is_judged_on_the_busiest_test():
     from dataclasses import replace
 
-    from advisor.core.predict.explain import run_notes
+    from advisor.core.predict.advising.explain import run_notes
 
     calm = replace(_test("decode", 64, 0, 1, [2.0, 2.0]), other_cpu_load=0.05)
     loud = replace(_test("prefill", 512, 0, 1, [1.0, 1.0]), other_cpu_load=0.5)

@@ -19,8 +19,8 @@ from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.gguf_file import InvalidModelError, read_gguf_header
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.explain import explain_test
-from advisor.core.predict.memory_fit import fit_on
+from advisor.core.predict.advising.explain import explain_test
+from advisor.core.predict.physics.memory import fit_on
 from advisor.core.runs.config import TestSpec
 from advisor.core.runs.stats import summarise_samples
 from tests.conftest import write_sparse
@@ -250,7 +250,7 @@ def test_achieved_bandwidth_and_efficiency_by_hand(llama2):
 def test_noisy_and_busy_start_just_past_their_thresholds():
     from dataclasses import replace
 
-    from advisor.core.predict.explain import run_notes
+    from advisor.core.predict.advising.explain import run_notes
 
     base = _decode(128, 1, [4.0, 4.0])  # 32 t/s, no spread
     at_5 = replace(base, stddev=0.05 * 32, other_cpu_load=0.10)  # exactly at both thresholds

@@ -7,8 +7,8 @@ import csv
 import re
 from pathlib import Path
 
-from advisor.core.predict.observations import data_files
-from advisor.core.predict.speed_fit import default_model
+from advisor.core.predict.fitting.shipped import load_speed_model
+from advisor.core.predict.model.observations import data_files
 
 ROOT = Path(__file__).resolve().parents[2]
 KEPT = ROOT / "benchmarks" / "kept_aside"
@@ -51,7 +51,7 @@ def test_the_fit_holds_no_kept_aside_row():
     kept = [r for p in KEPT.glob("*.csv") for r in _rows(p)]
     fitted = {
         (o.source_url, round(o.tg_tps or 0, 2), round(o.pp_tps or 0, 2))
-        for o in default_model().observations
+        for o in load_speed_model().observations
     }
     for r in kept:
         key = (

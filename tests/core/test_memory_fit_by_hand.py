@@ -10,7 +10,7 @@ import pytest
 from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
-from advisor.core.predict.memory_fit import fit_on, memory_option, usable_memory_bytes
+from advisor.core.predict.physics.memory import fit_on, memory_option, usable_memory_bytes
 
 HOST = Host(ram_bytes=64 * GiB, ram_bandwidth_bytes_per_s=80e9, label="system RAM")
 

@@ -17,11 +17,24 @@ from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.bases import DEEP_CONTEXT, MEASURED_FLOOR, MEASURED_SINGLE_RUN, WIDEN
-from advisor.core.predict.projection import HOP_OVERHEAD_S, PCIE_BYTES_PER_S, Target, project
-from advisor.core.predict.reference import Reference
-from advisor.core.predict.workloads import custom_workload
+from advisor.core.predict.conditions.workloads import custom_workload
+from advisor.core.predict.fitting.shipped import load_speed_model
+from advisor.core.predict.projecting.bases import (
+    DEEP_CONTEXT,
+    MEASURED_FLOOR,
+    MEASURED_SINGLE_RUN,
+    WIDEN,
+)
+from advisor.core.predict.projecting.projection import (
+    HOP_OVERHEAD_S,
+    PCIE_BYTES_PER_S,
+    Target,
+    project,
+)
+from advisor.core.predict.projecting.reference import Reference
 from tests.core.test_projection import HOST, _model  # the hand-set speed model, the host
+
+MODEL = load_speed_model()  # the shipped fit, as the app uses it
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +86,8 @@ def test_a_measured_ratio_carries_by_its_transfer_weight(cat, nemo, bare):
 
 def _two_backends(transfer):
     """The hand-set model with CUDA at 80% and Vulkan at 60% of the bandwidth."""
-    from advisor.core.predict.efficiency import RidgeFit
-    from advisor.core.predict.speed_model import DecodeFit, PrefillFit, SpeedModel
+    from advisor.core.predict.model.efficiency import RidgeFit
+    from advisor.core.predict.model.speed_model import DecodeFit, PrefillFit, SpeedModel
 
     ridge = RidgeFit({"b:cuda": math.log(0.8), "b:vulkan": math.log(0.6)})
     prefill = PrefillFit({}, RidgeFit({"b:cuda": math.log(0.5)}))
@@ -276,8 +289,10 @@ def test_too_big_for_the_chosen_or_the_largest_memory_says_which(cat):
     big = facts_from_shape(get_shape("llama-3-70b"), "q4_k_m")
     mac = next(d for d in cat.devices if d.device_class == "apple_soc" and 24 in d.memory_sizes_gb
                and max(d.memory_sizes_gb) < 40)  # fmt: skip
-    chosen = project(big, Target(mac, memory_gb=24), custom_workload(512, 128), host=HOST)
-    largest = project(big, Target(mac), custom_workload(512, 128), host=HOST)
+    chosen = project(
+        big, Target(mac, memory_gb=24), custom_workload(512, 128), host=HOST, model=MODEL
+    )
+    largest = project(big, Target(mac), custom_workload(512, 128), host=HOST, model=MODEL)
     assert chosen.fits == largest.fits == "no"
     assert "the chosen" in chosen.notes[0] and "the largest" in largest.notes[0]
 
@@ -350,6 +365,7 @@ def test_a_carried_figure_on_a_device_with_published_data_keeps_that_label(cat, 
     gpu = cat.resolve("RTX 4090")  # shipped llama.cpp CUDA results for it
     ref = Reference(gpu, "cuda", tg_tps=60.0, pp_tps=3000.0)
     deep = project(nemo, Target(gpu), custom_workload(0, 128, history_tokens=8192), host=HOST,
-                   reference=ref)  # fmt: skip
+                   reference=ref, model=MODEL,
+)  # fmt: skip
     assert deep.decode_basis == "published"
     assert any("This run did not measure decode " in n for n in deep.notes)

@@ -15,9 +15,12 @@ from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.projection import Target, project
-from advisor.core.predict.projection_types import ProjectionError
-from advisor.core.predict.workloads import get_workload
+from advisor.core.predict.conditions.workloads import get_workload
+from advisor.core.predict.fitting.shipped import load_speed_model
+from advisor.core.predict.projecting.projection import Target, project
+from advisor.core.predict.projecting.projection_types import ProjectionError
+
+MODEL = load_speed_model()  # the shipped fit, as the app uses it
 
 HOST = Host(ram_bytes=64 * GiB, ram_bandwidth_bytes_per_s=60e9)
 SHAPES = (("llama-3.1-8b", "q4_k_m"), ("qwen3-30b-a3b", "q4_k_m"), ("gpt-oss-20b", "mxfp4"))
@@ -36,7 +39,7 @@ def test_every_device_behaves(shape, quant):
         before = None
         for users in (1, 2, 4, 8, 9, 16, 32):
             try:
-                p = project(facts, target, replace(chat, concurrency=users), host=HOST)
+                p = project(facts, target, replace(chat, concurrency=users), host=HOST, model=MODEL)
             except ProjectionError:
                 break
             if p.fits == "no" or not p.aggregate_tps or not p.per_user_tps:
@@ -60,7 +63,9 @@ def test_every_device_behaves(shape, quant):
         deeper = None
         for history in (0, 4_000, 16_000, 32_000):
             try:
-                p = project(facts, target, replace(chat, history_tokens=history), host=HOST)
+                p = project(
+                    facts, target, replace(chat, history_tokens=history), host=HOST, model=MODEL
+                )
             except ProjectionError:
                 break
             if p.fits == "no" or p.beyond_context or not p.decode_tps:

@@ -11,8 +11,9 @@ from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.projection import Target, project
-from advisor.core.predict.workloads import get_workload
+from advisor.core.predict.conditions.workloads import get_workload
+from advisor.core.predict.fitting.shipped import load_speed_model
+from advisor.core.predict.projecting.projection import Target, project
 from advisor.gui.qt import QtCore
 from advisor.gui.table_models import (
     DISPLAY,
@@ -21,6 +22,8 @@ from advisor.gui.table_models import (
     ProjectionTableModel,
 )
 
+MODEL = load_speed_model()  # the shipped fit, as the app uses it
+
 
 @pytest.fixture
 def projections(qapp):
@@ -28,7 +31,10 @@ def projections(qapp):
     facts = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")
     host = Host(32 * GiB, 60e9)
     names = ["Apple M1 (8-core GPU)", "RTX 4090", "RTX 3060 12GB", "L40S", "Tesla T4", "RTX 4070"]
-    rows = [project(facts, Target(cat.resolve(n)), get_workload("chat"), host=host) for n in names]
+    rows = [
+        project(facts, Target(cat.resolve(n)), get_workload("chat"), host=host, model=MODEL)
+        for n in names
+    ]
     rows[0] = replace(rows[0], device="My Mac")
     classes = {d.id: d.class_label for d in cat}
     return rows, classes
@@ -119,7 +125,10 @@ def test_only_what_fits_hides_unfit_devices_but_not_this_machine(qapp):
     facts = facts_from_shape(get_shape("llama-3-70b"), "q4_k_m")
     host = Host(16 * GiB, 50e9)
     names = ["RTX 3060 12GB", "H100 SXM", "RTX 4090", "Apple M2 Ultra 76-core GPU"]
-    rows = [project(facts, Target(cat.resolve(n)), get_workload("chat"), host=host) for n in names]
+    rows = [
+        project(facts, Target(cat.resolve(n)), get_workload("chat"), host=host, model=MODEL)
+        for n in names
+    ]
     assert rows[0].fits == "no"  # this machine (a 12 GB card, 16 GB of RAM) cannot run it
     model = ProjectionTableModel()
     model.set_projections(rows, {d.id: d.class_label for d in cat}, rows[0].device_id)
@@ -138,7 +147,8 @@ def test_the_likely_range_is_of_the_speed_beside_it_with_many_users(qapp):
     cat = load_catalogue()
     facts = facts_from_shape(get_shape("llama-3-8b"), "q4_k_m")
     p = project(facts, Target(cat.resolve("RTX 4090")), get_workload("many-users"),
-                host=Host(32 * GiB, 60e9))  # fmt: skip
+                host=Host(32 * GiB, 60e9), model=MODEL,
+)  # fmt: skip
     assert p.per_user_tps < 0.5 * p.decode_tps  # 32 users share the card
     model = ProjectionTableModel()
     model.set_projections([p], {}, None)

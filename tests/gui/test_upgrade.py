@@ -151,7 +151,7 @@ def test_a_card_the_build_does_not_use_is_marked_yours(make_window, qtbot, recor
 
 
 def test_the_answer_names_a_cheaper_card_that_feels_the_same(make_window, qtbot):
-    from advisor.core.predict.feel import Waits, would_notice
+    from advisor.core.predict.advising.feel import Waits, would_notice
     from advisor.usecases.upgrade import best_within_budget, enough_for_less
 
     panel = _answer(make_window, qtbot, ("llama-3.2-1b", "q4_k_m"), "Same feel for less:")

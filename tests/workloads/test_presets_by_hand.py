@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.core.infra.errors import InputError
-from advisor.core.predict.workloads import PRESETS, custom_workload, get_workload
+from advisor.core.predict.conditions.workloads import PRESETS, custom_workload, get_workload
 
 # id: (prompt, answer, history, users, requests/day, streamed); requests/day: the app's choice
 PRESET_TABLE = {
@@ -69,7 +69,7 @@ def test_custom_numbers_and_their_limits():
 
 
 def test_a_workload_of_a_few_numbers_gets_one_user_and_50_requests():
-    from advisor.core.predict.workloads import Workload
+    from advisor.core.predict.conditions.workloads import Workload
 
     w = Workload("w", "W", "", prompt_tokens=10, answer_tokens=20)
     assert (w.history_tokens, w.concurrency, w.requests_per_day, w.streamed) == (0, 1, 50, True)

@@ -11,6 +11,7 @@ from advisor.core.infra.errors import InputError, RunError, StorageError
 from advisor.core.infra.paths import app_paths
 from advisor.core.infra.units import GB, GiB, fmt_bytes
 from advisor.core.infra.validate import number
+from advisor.core.predict.fitting.shipped import load_speed_model
 from advisor.core.runs.events import Failure, Progress
 from advisor.core.runs.history import History
 from advisor.core.runs.results import RunResult, TestResult, run_hardware
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> Output:
     bench_config(choices)  # every option checked before detection or any child starts
     paths = app_paths().ensure()
     report, profile = detect_machine(paths, probe_bandwidth=True)
-    config, _ = bench_config(choices, profile=profile)
+    config, _ = bench_config(choices, profile=profile, speed_model=load_speed_model())
     job = BenchJob(config, hardware=run_hardware(report, profile), watchdog_s=watchdog)
     final = _pump(job, live=not args.quiet)
     if isinstance(final, Failure) or final is None:

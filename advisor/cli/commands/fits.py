@@ -12,7 +12,8 @@ from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import app_paths
 from advisor.core.infra.units import GB
 from advisor.core.infra.validate import number
-from advisor.core.predict.projection import unsupported_sentence
+from advisor.core.predict.fitting.shipped import load_speed_model
+from advisor.core.predict.projecting.projection import unsupported_sentence
 from advisor.usecases.fits import FitRow, what_runs
 from advisor.usecases.machine import cached_report, host_for
 
@@ -41,7 +42,10 @@ def run(args: argparse.Namespace) -> Output:
     backend = (args.backend or device.usual_backend).lower()
     if backend not in device.backends:
         raise InputError(unsupported_sentence(device, backend))
-    rows = what_runs(device, workload, host=host, backend=backend, min_tps=min_tps)
+    rows = what_runs(
+        device, workload, host=host, backend=backend, min_tps=min_tps,
+        speed_model=load_speed_model(),
+    )  # fmt: skip
     data = {
         "device": name,
         "device_id": device.id,

@@ -16,12 +16,13 @@ from advisor.core.infra.paths import app_paths
 from advisor.core.infra.units import fmt_band, fmt_seconds
 from advisor.core.infra.validate import number, whole_number
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.memory_fit import memory_sentence, offers_memory
-from advisor.core.predict.projection import Projection, Target, unsupported_sentence
-from advisor.core.predict.projection_types import ProjectionError
-from advisor.core.predict.reference import Reference
-from advisor.core.predict.verdict import Verdict
-from advisor.core.predict.workloads import Workload, custom_workload, get_workload
+from advisor.core.predict.advising.verdict import Verdict
+from advisor.core.predict.conditions.workloads import Workload, custom_workload, get_workload
+from advisor.core.predict.fitting.shipped import load_speed_model
+from advisor.core.predict.physics.memory import memory_sentence, offers_memory
+from advisor.core.predict.projecting.projection import Projection, Target, unsupported_sentence
+from advisor.core.predict.projecting.projection_types import ProjectionError
+from advisor.core.predict.projecting.reference import Reference
 from advisor.usecases.compare import focus_of, projection_table, verdicts_from_reference
 from advisor.usecases.machine import cached_report, host_for
 from advisor.usecases.models import facts_for_choice
@@ -137,11 +138,15 @@ def run(args: argparse.Namespace) -> Output:
         for t in targets:
             if t.backend and t.backend not in t.device.backends:
                 raise ProjectionError(unsupported_sentence(t.device, t.backend))
+    speed_model = load_speed_model()
     table = projection_table(
-        facts, workload, catalogue=catalogue, host=host, reference=reference, targets=targets
-    )
+        facts, workload, catalogue=catalogue, host=host, reference=reference, targets=targets,
+        speed_model=speed_model,
+    )  # fmt: skip
     verdicts = (
-        verdicts_from_reference(facts, targets, workload, host=host, reference=reference)
+        verdicts_from_reference(
+            facts, targets, workload, host=host, reference=reference, speed_model=speed_model
+        )
         if reference is not None
         else []
     )

@@ -21,6 +21,7 @@ from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import app_paths
 from advisor.core.infra.validate import number
+from advisor.core.predict.fitting.shipped import load_speed_model
 from advisor.core.traffic import TrafficStats
 from advisor.usecases.machine import cached_report, host_for
 from advisor.usecases.models import facts_for_choice
@@ -178,7 +179,7 @@ def _size(args: argparse.Namespace) -> Output:
     if match is not None:
         load = Load.from_stats(match.stats, match.name)
     else:
-        from advisor.core.predict.workloads import get_workload
+        from advisor.core.predict.conditions.workloads import get_workload
 
         load = Load.from_workload(get_workload(args.name))
     if args.peak is not None:
@@ -196,10 +197,12 @@ def _size(args: argparse.Namespace) -> Output:
                              args.quant)  # fmt: skip
     host = host_for(cached_report(paths))
     sizing: Sizing | None = None
+    speed_model = load_speed_model()
     if args.device:
         sizing = size_named(facts, args.device, load, target, catalogue=catalogue, host=host,
-                            choose="try --device '{}'.")  # fmt: skip
-    servers = devices_that_serve(facts, load, target, catalogue=catalogue, host=host)
+                            choose="try --device '{}'.", speed_model=speed_model)  # fmt: skip
+    servers = devices_that_serve(facts, load, target, catalogue=catalogue, host=host,
+                                 speed_model=speed_model)  # fmt: skip
     data = {
         "model": facts.name,
         "load": load.__dict__,

@@ -79,6 +79,8 @@ class Device:
     street_price_kind: str | None = None  # "used" | "new"
     street_price_date: str | None = None
     product_names: tuple[str, ...] = ()
+    # where the device is sold new, as ISO 3166 codes ("CN"); empty: worldwide
+    sold_in: tuple[str, ...] = ()
 
     @property
     def bandwidth_bytes_per_s(self) -> float:
@@ -196,5 +198,5 @@ class Device:
 _FIELDS = tuple(Device.__dataclass_fields__)
 _TUPLES = frozenset(
     {"aliases", "memory_sizes_gb", "backends", "sources", "pci_device_ids", "not_published",
-     "product_names"}
+     "product_names", "sold_in"}
 )  # fmt: skip

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from advisor.core.predict.projection import Projection
-from advisor.core.predict.verdict import Verdict
-from advisor.core.predict.workloads import Workload, custom_workload
+from advisor.core.predict.advising.verdict import Verdict
+from advisor.core.predict.conditions.workloads import Workload, custom_workload
+from advisor.core.predict.projecting.projection import Projection
 from advisor.gui import workload_choice
 from advisor.gui.panels.charts import MEASURED, PREDICTED, _palette_colours, _plot, decade_ticks
 from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg

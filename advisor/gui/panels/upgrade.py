@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from advisor.core.infra.units import fmt_seconds
-from advisor.core.predict.feel import READING_TPS
-from advisor.core.predict.verdict import Verdict
-from advisor.core.predict.workloads import Workload
+from advisor.core.predict.advising.feel import READING_TPS
+from advisor.core.predict.advising.verdict import Verdict
+from advisor.core.predict.conditions.workloads import Workload
 from advisor.gui import workload_choice
 from advisor.gui.panels.candidates import CandidateTableModel
 from advisor.gui.panels.charts import _palette_colours, _plot

@@ -12,7 +12,7 @@ from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.hardware import parsers as P
 from advisor.core.hardware.model import BackendInfo, CpuInfo, HardwareReport, RamInfo
 from advisor.core.hardware.profile import build_profile, match_catalogue
-from advisor.core.predict.speed_model import usable_peak
+from advisor.core.predict.physics.ceilings import usable_peak
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 

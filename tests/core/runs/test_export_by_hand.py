@@ -13,7 +13,7 @@ import pytest
 
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.explain import finish_run
+from advisor.core.predict.advising.explain import finish_run
 from advisor.core.runs.config import BenchConfig, TestSpec
 from advisor.core.runs.export import (
     batched_bench_command,

@@ -14,6 +14,7 @@ from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
 from advisor.core.infra.units import GB, GiB
 from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.conditions.test_point import TestPoint
 from advisor.core.runs.results import RunHardware, RunResult
 
 MEASURED_DEVICE_URL = "https://llm-hardware-advisor.local/this-machine"
@@ -42,6 +43,16 @@ class Reference:
     # where the run repeated its tests (the measured band comes from these)
     tg_spread: float | None = None
     pp_spread: float | None = None
+
+    @property
+    def prefill_test(self) -> TestPoint:
+        """The test the prefill figure comes from (pp512 unless the run said otherwise)."""
+        return TestPoint(prompt_tokens=self.n_prompt)
+
+    @property
+    def decode_test(self) -> TestPoint:
+        """The test the decode figure comes from (tg128 from an empty cache by default)."""
+        return TestPoint(generated_tokens=self.n_gen, depth=self.tg_depth)
 
 
 def device_for_run(run: RunResult, catalogue: Catalogue) -> tuple[Device, str] | None:

@@ -19,14 +19,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
 from advisor.core.catalogue.device import Device
+from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import bundled
 from advisor.core.model.facts import ModelFacts, facts_from_shape
 from advisor.core.model.quant import UnknownQuantError, file_type
 from advisor.core.model.shapes import UnknownShapeError, get_shape, known_shape
-from advisor.core.predict.efficiency import quant_kind
+from advisor.core.predict.conditions.test_point import DEFAULT_UBATCH, TestPoint, parse_test
+from advisor.core.predict.model.efficiency import quant_kind
 
 GiB = 1024**3
 BACKENDS = ("cuda", "metal", "rocm", "vulkan", "sycl", "cpu")
@@ -70,8 +73,8 @@ class Observation:
     weights_bytes: float  # the file's weights as published (the shape's where not given)
     tg_tps: float | None
     pp_tps: float | None
-    n_gen: int
-    n_prompt: int
+    decode_test: TestPoint  # the test the decode figure comes from (tg128: 128 generated)
+    prefill_test: TestPoint  # and the prefill figure (pp512: 512 prompt tokens)
     era: str  # "current" | "old" | "unknown"
     build: str
     date: str
@@ -93,11 +96,35 @@ class Observation:
         """Bytes one decode step reads: the step's weights (scaled to the file's published
         size) and the KV cache at mid-test."""
         share = self.facts.step_weights_bytes / max(self.facts.weights_bytes, 1)
-        return self.weights_bytes * share + self.facts.kv_cache_bytes(self.n_gen // 2)
+        return self.weights_bytes * share + self.facts.kv_cache_bytes(self.decode_test.decode_depth)
 
     @property
     def prefill_flops_per_token(self) -> float:
-        return self.facts.prompt_flops_per_token(self.n_prompt // 2)
+        return self.facts.prompt_flops_per_token(self.prefill_test.prefill_depth)
+
+
+@dataclass(frozen=True)
+class Published:
+    """The published figure nearest a prediction, with what it was measured on."""
+
+    tg_tps: float | None
+    pp_tps: float | None
+    model: str
+    quant: str
+    build: str
+    date: str
+    source_url: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.__dict__, "cards": 1}  # the shipped data holds one card's results
+
+    def summary(self, cards: int = 1) -> str:
+        """In words; for a target of several cards, said to be one card's (the shipped data
+        holds single-card results only)."""
+        speed = f"{self.tg_tps:.0f} t/s decode" if self.tg_tps else f"{self.pp_tps:.0f} t/s prefill"
+        build = f", build {self.build}" if self.build and self.build != "not stated" else ""
+        one = " on one card" if cards > 1 else ""
+        return f"published{one}: {speed}, {self.model} {self.quant}{build}"
 
 
 @dataclass(frozen=True)
@@ -115,38 +142,91 @@ def _number(text: str) -> float | None:
     return value if value > 0 else None
 
 
-def _tokens(text: str, default: int) -> int:
-    match = re.search(r"(?:pp|tg)\s*(\d+)", text or "")
-    return int(match.group(1)) if match else default
-
-
 UNSTEADY_SPREAD = 0.5  # a figure whose repetitions spread over half of it measured no one speed
+DEFAULT_PROMPT, DEFAULT_GEN = 512, 128  # llama-bench's defaults, where a source names no length
+TESTS = ("pp", "tg")
 
 
-def _unsteady(notes: str, test: str, value: float | None) -> bool:
-    """Does the row's note give this test a spread over half its value? llama-bench prints
-    the mean +- the standard deviation of its repetitions; a pp512 of 10,802 +- 9,881 (a run
-    whose first repetitions were cold) says little about the card's speed."""
-    if not value:
-        return False
-    found = re.search(rf"{test}\d*\s+(?:had\s+)?(?:\+-|±|std dev)\s*([\d.]+)", notes or "")
-    return found is not None and float(found.group(1)) > UNSTEADY_SPREAD * value
+def _whole(text: str | None, default: int) -> int:
+    try:
+        return int(text) if text else default
+    except ValueError:
+        return default
 
 
-def _other_ubatch(notes: str) -> bool:
-    """Was the prefill run with an n_ubatch other than llama-bench's default 512?"""
-    for found in re.findall(r"(?:-ub|n_ubatch)\s*([\d,]+)", notes or ""):
-        if any(v and int(v) != 512 for v in found.split(",")):
-            return True
-    return False
+@dataclass(frozen=True)
+class RowConditions:
+    """A published row's test conditions and data-quality flags, read from its columns
+    (resources/data/README.md): the tests' lengths and depth, the micro-batch, each figure's
+    spread over its repetitions, and the figures left out with the reason why."""
+
+    decode_test: TestPoint
+    prefill_test: TestPoint
+    lengths_stated: bool
+    sd: dict[str, float | None]
+    excluded: frozenset[str]  # "pp", "tg"
+    exclude_reason: str
+
+
+def row_conditions(row: dict[str, str], flags: dict[str, str] | None = None) -> RowConditions:
+    """The conditions of a row. Gathered rows carry them as columns (n_prompt, n_gen, depth,
+    n_ubatch, pp_sd, tg_sd, exclude); the reference set, kept byte for byte as published,
+    names its tests in pp_test/tg_test ('pp512', 'tg128') and its few flags sit in a sidecar
+    file (`flags`)."""
+    flags = flags or {}
+    if "n_prompt" in row:
+        ubatch = _whole(row.get("n_ubatch"), DEFAULT_UBATCH)
+        depth = _whole(row.get("depth"), 0)
+        prefill = TestPoint(prompt_tokens=_whole(row.get("n_prompt"), DEFAULT_PROMPT),
+                            depth=depth, ubatch=ubatch)  # fmt: skip
+        decode = TestPoint(generated_tokens=_whole(row.get("n_gen"), DEFAULT_GEN), depth=depth)
+        stated = row.get("lengths_stated", "1") != "0"
+    else:
+        prefill = _reference_test(row.get("pp_test"), TestPoint(prompt_tokens=DEFAULT_PROMPT))
+        decode = _reference_test(row.get("tg_test"), TestPoint(generated_tokens=DEFAULT_GEN))
+        stated = bool(row.get("pp_test") or row.get("tg_test"))
+    merged = {**row, **{k: v for k, v in flags.items() if v}}
+    excluded = merged.get("exclude") or ""
+    tests = {t for t in TESTS if t in excluded or excluded.strip() == "all"}
+    return RowConditions(
+        decode, prefill, stated,
+        {t: _number(merged.get(f"{t}_sd", "")) for t in TESTS},
+        frozenset(tests), merged.get("exclude_reason", ""),
+    )  # fmt: skip
+
+
+def _unsteady(sd: float | None, value: float | None) -> bool:
+    """Did the repetitions spread over half the figure? llama-bench prints the mean +- the
+    standard deviation; a pp512 of 10,802 +- 9,881 (a run whose first repetitions were cold)
+    says little about the card's speed."""
+    return bool(sd and value and sd > UNSTEADY_SPREAD * value)
+
+
+FLAG_KEY = ("device", "backend", "model", "quant")
+
+
+@cache
+def reference_flags() -> dict[tuple[str, ...], dict[str, str]]:
+    """The reference set's data-quality flags (llamacpp_calibration_flags.csv), by row key:
+    the reference file stays byte for byte the published one."""
+    path = bundled("resources") / "data" / "llamacpp_calibration_flags.csv"
+    with open(path, encoding="utf-8") as fh:
+        return {tuple(r[k] for k in FLAG_KEY): r for r in csv.DictReader(fh)}
+
+
+def _reference_test(text: str | None, default: TestPoint) -> TestPoint:
+    try:
+        return parse_test(text or "") if text else default
+    except InputError:
+        return default
 
 
 # llama.cpp grows faster month by month (Vulkan's prefill doubled between mid-2025 and 2026 on
 # the same cards): a row's date is a covariate, and predictions are for the newest results in
 # the data (not beyond: the trend is not extrapolated past what was measured)
 PREDICT_AT = "2026-08"
-DATE_ORIGIN = 2025.5
-DATE_CLAMP = 1.5
+DATE_ORIGIN = 2025.5  # the date covariate's zero: mid-2025, the middle of the data
+DATE_CLAMP = 1.5  # years either way: older or newer dates count as this far
 
 
 def years(date: str) -> float:
@@ -211,6 +291,7 @@ def _reference_date(url: str) -> str:
 
 
 def _observation(row: dict[str, str], catalogue: Catalogue, reference: bool) -> Observation | str:
+    flags = reference_flags().get(tuple(row.get(k, "") for k in FLAG_KEY)) if reference else None
     """An observation from a row, or the reason it is skipped."""
     if int(_number(row.get("n_gpus", "1") or "1") or 1) != 1:
         return "several cards (layer split)"
@@ -232,12 +313,14 @@ def _observation(row: dict[str, str], catalogue: Catalogue, reference: bool) -> 
     facts = _shape_facts(shape_id, label)
     size = _number(row.get("model_size_gib", ""))
     tg, pp = _number(row.get("tg_tps", "")), _number(row.get("pp_tps", ""))
-    if _other_ubatch(row.get("notes", "")):
-        pp = None  # a larger ubatch prefills faster than llama-bench's default: not comparable
-    tg = None if _unsteady(row.get("notes", ""), "tg", tg) else tg
-    pp = None if _unsteady(row.get("notes", ""), "pp", pp) else pp
+    c = row_conditions(row, flags)
+    if not c.prefill_test.batches_like_llama_bench():
+        pp = None  # another micro-batch size multiplies other matrices: not comparable
+    # a figure whose repetitions spread over half of it measured no one speed
+    tg = None if "tg" in c.excluded or _unsteady(c.sd["tg"], tg) else tg
+    pp = None if "pp" in c.excluded or _unsteady(c.sd["pp"], pp) else pp
     if tg is None and pp is None:
-        return "no speed"
+        return c.exclude_reason or "no speed"
     date = row.get("date") or (_reference_date(row["source_url"]) if reference else "")
     build = row.get("build", "")
     return Observation(
@@ -249,8 +332,8 @@ def _observation(row: dict[str, str], catalogue: Catalogue, reference: bool) -> 
         weights_bytes=size * GiB if size else float(facts.weights_bytes),
         tg_tps=tg,
         pp_tps=pp,
-        n_gen=_tokens(row.get("tg_test", ""), 128),
-        n_prompt=_tokens(row.get("pp_test", ""), 512),
+        decode_test=c.decode_test,
+        prefill_test=c.prefill_test,
         era=_era(date, build),
         build=build,
         date=date,

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor.core.catalogue.backend_paths import usable_compute
+from advisor.core.catalogue.device import Device
+from advisor.core.model.facts import ModelFacts
+
 
 def decode_step_bytes(
     active_weights_bytes: float, kv_bytes_per_stream: float, streams: int = 1
@@ -149,3 +153,29 @@ def _expert_split(
     used = n_expert_used / n_expert
     experts = (weights_bytes - active_weights_bytes) / (1.0 - used)
     return weights_bytes - experts, experts, used
+
+
+def step_weight_bytes(facts: ModelFacts, streams: int = 1) -> float:
+    """Weight bytes a decode step of `streams` streams reads, as the model counts them:
+    `weights_read_per_step` without the token table, of which a token looks one row
+    up (the ceilings the app shows count every active weight, as DESIGN.md does)."""
+    return weights_read_per_step(*_weights(facts), streams)
+
+
+def extra_stream_weight_bytes(facts: ModelFacts, streams: int) -> tuple[float, float]:
+    """`extra_stream_bytes` as the speed model counts weights: (multiplied, read) again."""
+    return extra_stream_bytes(*_weights(facts), streams)
+
+
+def _weights(facts: ModelFacts) -> tuple[float, float, int, int]:
+    return (facts.weights_bytes - facts.lookup_bytes, facts.step_weights_bytes,
+            facts.n_expert, facts.n_expert_used)  # fmt: skip
+
+
+def usable_peak(device: Device, backend: str, quantized: bool) -> float | None:
+    """FLOP/s llama.cpp's prefill can use on this device and backend (backend-path table),
+    the device's own peak where the table has no figure for it."""
+    usable = usable_compute(device, backend, quantized)
+    if usable.flops_per_s:
+        return usable.flops_per_s
+    return device.compute_peak_for(quantized)

@@ -11,8 +11,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from advisor.core.predict.observations import Observation
-from advisor.core.predict.speed_model import PrefillFit, fit_decode, fit_prefill
+from advisor.core.predict.fitting.shares import fit_decode, fit_prefill
+from advisor.core.predict.model.observations import Observation
+from advisor.core.predict.model.speed_model import LayerCost, PrefillFit
 
 
 @dataclass(frozen=True)
@@ -32,11 +33,12 @@ class HeldOut:
 
 def held_out(
     obs: Sequence[Observation],
-    t_layer: dict[str, float] | None = None,
-    prefill_layer_s: dict[str, float] | None = None,
+    t_layer: dict[str, LayerCost] | None = None,
+    prefill_layer_s: dict[str, LayerCost] | None = None,
     kinds: tuple[str, ...] = ("decode", "prefill"),
     backend: str | None = None,
     flop_share: dict[str, float] | None = None,
+    old_weight: float | None = None,
 ) -> list[HeldOut]:
     """Every row predicted by a fit that never saw it: each device left out in turn
     (`modelled`), and each source of a device with several sources left out (`published`);
@@ -57,10 +59,11 @@ def held_out(
             if not test:
                 continue
             if "decode" in kinds:
-                decode = fit_decode(train, t_layer=t_layer, flop_share=flop_share)
+                decode = fit_decode(train, t_layer=t_layer, flop_share=flop_share,
+                                    old_weight=old_weight)  # fmt: skip
                 out += [HeldOut(o, "decode", decode.tps(o), basis) for o in test if o.tg_tps]
             if "prefill" in kinds:
-                prefill = fit_prefill(train, layer_s=prefill_layer_s)
+                prefill = fit_prefill(train, layer_s=prefill_layer_s, old_weight=old_weight)
                 for o in test:
                     pp = _prefill_tps(prefill, o)
                     if o.pp_tps and pp:
@@ -69,4 +72,4 @@ def held_out(
 
 
 def _prefill_tps(fit: PrefillFit, o: Observation) -> float | None:
-    return fit.tps(o.device, o.backend, o.facts, o.n_prompt // 2)
+    return fit.tps(o.device, o.backend, o.facts, o.prefill_test)

@@ -8,45 +8,43 @@ was run on; the app reads the fitted shares and checks the fingerprint.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
-from collections.abc import Callable, Iterable, Sequence
-from functools import cache
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
-from advisor.core.infra.paths import bundled
-from advisor.core.predict import efficiency as E
-from advisor.core.predict.bands import bands_from, moe_widening
-from advisor.core.predict.holdout import HeldOut, held_out
-from advisor.core.predict.observations import (
+from advisor.core.predict.fitting.bands_fit import bands_from, moe_widening
+from advisor.core.predict.fitting.holdout import HeldOut, held_out
+from advisor.core.predict.fitting.shares import (
+    DECODE_FLOP_SHARE_GRID,
+    MOE_FACTOR_GRID,
+    OLD_ROW_WEIGHT_GRID,
+    PREFILL_LAYER_GRID_MS,
+    PREFILL_MOE_FACTOR_GRID,
+    SPEED_EXPONENT_GRID,
+    T_LAYER_GRID_US,
+    fit_decode,
+    fit_prefill,
+)
+from advisor.core.predict.model.observations import (
     BatchedPoint,
     DepthPair,
     Observation,
     load_batched,
     load_depth_pairs,
-    load_observations,
 )
-from advisor.core.predict.speed_model import (
-    CROSS_BACKEND_CAP,
-    DECODE_FLOP_SHARE_GRID,
-    PREFILL_LAYER_GRID_MS,
+from advisor.core.predict.model.speed_model import (
     SMALL_BATCH_MAX,
-    T_LAYER_GRID_US,
-    DecodeFit,
-    PrefillFit,
+    LayerCost,
     SpeedModel,
-    extra_stream_bytes,
-    fit_decode,
-    fit_prefill,
-    step_weights,
 )
+from advisor.core.predict.physics.ceilings import extra_stream_weight_bytes, step_weight_bytes
 
 log = logging.getLogger(__name__)
+
+CROSS_BACKEND_CAP = 0.13  # a measurement on another backend moves a prediction at most r^0.13
 
 
 def _median_by_backend(values: dict[str, list[float]], cap: float) -> dict[str, float]:
@@ -69,7 +67,7 @@ def fit_attention_share(model: SpeedModel, pairs: Iterable[DepthPair]) -> dict[s
         if p.backend in plain and p.kv_cache != "f16":
             continue
         f, params = p.facts, model.decode_params(p.device, p.backend, p.facts)
-        overhead = params.fixed_s(f)
+        overhead = params.fixed_s
         shallow_bytes = f.step_weights_bytes + p.kv_bytes(p.n_gen // 2)
         bandwidth = shallow_bytes / (1.0 / p.tps_shallow - overhead)  # as measured
         extra_kv = p.kv_bytes(p.depth + p.n_gen // 2) - p.kv_bytes(p.n_gen // 2)
@@ -110,13 +108,13 @@ def fit_small_batch_cost(model: SpeedModel, points: Iterable[BatchedPoint]) -> d
             continue
         f = p.facts
         depth = p.prompt_tokens + p.n_gen // 2
-        overhead = model.decode_params(p.device, p.backend, f).fixed_s(f)
+        overhead = model.decode_params(p.device, p.backend, f).fixed_s
         kv = f.kv_cache_bytes(depth)
-        w1, wb = step_weights(f, 1), step_weights(f, p.streams)
+        w1, wb = step_weight_bytes(f, 1), step_weight_bytes(f, p.streams)
         seconds_per_byte = (1.0 / one.aggregate_tps - overhead) / (w1 + kv)
         memory = (wb + p.streams * kv) * seconds_per_byte + overhead
         extra = p.streams / p.aggregate_tps - memory
-        multiplied, _ = extra_stream_bytes(f, p.streams)
+        multiplied, _ = extra_stream_weight_bytes(f, p.streams)
         values.setdefault(p.backend, []).append(max(extra, 1e-6) / (multiplied * seconds_per_byte))
     return _median_by_backend(values, cap=2.0)
 
@@ -152,32 +150,65 @@ def _held_out_error(rows: Iterable[HeldOut]) -> float:
     return float(np.mean(errors)) if errors else math.inf
 
 
-def _per_backend_search(
+LAYER_SEARCH_ROUNDS = 2  # passes over a layer cost's terms: a second pass changed nothing
+
+
+def _search_layer_costs(
     obs: Sequence[Observation],
-    grid: Sequence[float],
-    unit: float,
-    held: Callable[[dict[str, float], str], list[HeldOut]],
-) -> dict[str, float]:
-    """A per-backend constant (not the CPU's, which launches no kernels), one backend at a
-    time (the others at their values so far, 0 to start): the grid value whose held-out rows
-    of that backend, `held(trial, backend)`, miss least."""
-    chosen = {b: 0.0 for b in sorted({o.backend for o in obs if o.backend != "cpu"})}
+    kind: str,
+    grids: Sequence[tuple[str, Sequence[float]]],
+) -> dict[str, LayerCost]:
+    """A per-backend LayerCost by held-out error (not the CPU's, which launches no kernels):
+    one backend at a time, the others at their values so far (none to start), its terms in
+    turn over their grids, LAYER_SEARCH_ROUNDS times over; each trial scored on that
+    backend's held-out rows of `kind` from current builds."""
+    chosen = {b: LayerCost() for b in sorted({o.backend for o in obs if o.backend != "cpu"})}
+
+    def score(b: str, cost: LayerCost) -> float:
+        costs = {**chosen, b: cost}
+        if kind == "decode":
+            rows = held_out(obs, t_layer=costs, kinds=("decode",), backend=b)
+        else:
+            rows = held_out(obs, prefill_layer_s=costs, kinds=("prefill",), backend=b)
+        return _held_out_error(rows)
+
     for b in chosen:
-        scores = {v: _held_out_error(held({**chosen, b: v * unit}, b)) for v in grid}
-        chosen[b] = min(scores, key=lambda v: scores[v]) * unit
+        best = LayerCost(0.0, 0.0, 1.0)
+        for _ in range(LAYER_SEARCH_ROUNDS):
+            for field, grid in grids:
+                trials = [replace(best, **{field: v}) for v in grid]
+                best = min(trials, key=lambda c: (score(b, c), c.to_json()))
+        chosen[b] = best
     return chosen
 
 
-def search_decode_layer(obs: Sequence[Observation]) -> dict[str, float]:
-    """Decode's per-layer cost per backend by held-out error, over T_LAYER_GRID_US."""
-    return _per_backend_search(obs, T_LAYER_GRID_US, 1e-6, lambda trial, b: held_out(
-        obs, t_layer=trial, kinds=("decode",), backend=b))  # fmt: skip
+def search_decode_layer(obs: Sequence[Observation]) -> dict[str, LayerCost]:
+    """Decode's per-layer cost per backend by held-out error: seconds per layer per token
+    over T_LAYER_GRID_US, the speed exponent, the MoE factor."""
+    return _search_layer_costs(obs, "decode", (
+        ("seconds", [us * 1e-6 for us in T_LAYER_GRID_US]),
+        ("speed_exponent", SPEED_EXPONENT_GRID),
+        ("moe_factor", MOE_FACTOR_GRID),
+    ))  # fmt: skip
 
 
-def search_prefill_layer(obs: Sequence[Observation]) -> dict[str, float]:
-    """Prefill's per-layer cost per backend by held-out error, over PREFILL_LAYER_GRID_MS."""
-    return _per_backend_search(obs, PREFILL_LAYER_GRID_MS, 1e-3, lambda trial, b: held_out(
-        obs, prefill_layer_s=trial, kinds=("prefill",), backend=b))  # fmt: skip
+def search_prefill_layer(obs: Sequence[Observation]) -> dict[str, LayerCost]:
+    """Prefill's per-layer cost per backend by held-out error: seconds per layer per
+    micro-batch over PREFILL_LAYER_GRID_MS (it stops at 1 ms, several times what a layer's
+    launches cost, so that it stays a fixed cost and does not stand in for a model-size
+    effect), and the MoE factor (a mixture of experts' layer launches its router and one
+    small matrix product per expert used)."""
+    return _search_layer_costs(obs, "prefill", (
+        ("seconds", [ms * 1e-3 for ms in PREFILL_LAYER_GRID_MS]),
+        ("moe_factor", PREFILL_MOE_FACTOR_GRID),
+    ))  # fmt: skip
+
+
+def search_old_weight(obs: Sequence[Observation]) -> float:
+    """How much a row from an old build counts, by held-out error (decode and prefill rows of
+    current builds), over OLD_ROW_WEIGHT_GRID."""
+    scores = {w: _held_out_error(held_out(obs, old_weight=w)) for w in OLD_ROW_WEIGHT_GRID}
+    return min(scores, key=lambda w: (scores[w], -w))
 
 
 def search_decode_flop_share(obs: Sequence[Observation]) -> dict[str, float]:
@@ -193,99 +224,27 @@ def search_decode_flop_share(obs: Sequence[Observation]) -> dict[str, float]:
 
 
 def fit_speed_model(obs: Sequence[Observation], with_bands: bool = True) -> SpeedModel:
+    """The speed model on these rows: shares, fixed costs, depth and batch terms, and (with
+    bands) the bands and transfer weights from every row held out."""
+    return fit_with_residuals(obs, with_bands)[0]
+
+
+def fit_with_residuals(
+    obs: Sequence[Observation], with_bands: bool = True
+) -> tuple[SpeedModel, list[HeldOut]]:
+    """`fit_speed_model`, and the held-out rows its bands rest on (none without bands)."""
     decode = fit_decode(obs)
     prefill = fit_prefill(obs)
     base = SpeedModel(decode, prefill, tuple(obs))
     attention = fit_attention_share(base, load_depth_pairs())
     small_batch = fit_small_batch_cost(base, load_batched())
     if not with_bands:
-        return SpeedModel(decode, prefill, tuple(obs), {}, {}, attention, small_batch)
-    residuals = held_out(obs, decode.t_layer)
+        return SpeedModel(decode, prefill, tuple(obs), {}, {}, attention, small_batch), []
+    residuals = held_out(obs, decode.t_layer, prefill.layer_s)
     bands = bands_from(residuals)
-    return SpeedModel(
+    model = SpeedModel(
         decode, prefill, tuple(obs), bands, transfer_weights(residuals), attention,
         small_batch, moe_widening(residuals, bands, "decode"),
         moe_widening(residuals, bands, "prefill"),
     )  # fmt: skip
-
-
-# -------------------------------------------------------------------------------------------
-# the shipped fit: the held-out search (t_layer, bands, transfers) takes ~15 s, so it is run
-# once (benchmarks/calibration_holdout.py --write) and shipped with the fingerprint of the data
-# it was run on; the app refits only the shares (milliseconds) and checks the fingerprint
-# -------------------------------------------------------------------------------------------
-
-
-def fit_file() -> Path:
-    return bundled("resources") / "data" / "speed_model_fit.json"
-
-
-def data_fingerprint() -> str:
-    """SHA-256 of everything the fit reads: the published rows, the device mapping, the
-    catalogue and the backend-path table."""
-    data = bundled("resources") / "data"
-    files = [*sorted(data.glob("llamacpp_*.csv")), data / "calibration_device_ids.json"]
-    db = bundled("device_db")
-    files += [*sorted((db / "devices").glob("*.json")), db / "backend_paths.json"]
-    digest = hashlib.sha256()
-    for f in files:
-        digest.update(f.name.encode())
-        digest.update(f.read_bytes().replace(b"\r\n", b"\n"))
-    return digest.hexdigest()
-
-
-def fit_to_json(model: SpeedModel) -> dict[str, Any]:
-    return {
-        "description": "Held-out results of the speed model (benchmarks/calibration_holdout.py "
-        "--write). Refit when the data changes: the app checks the fingerprint.",
-        "data_fingerprint": data_fingerprint(),
-        "t_layer_s": model.decode_fit.t_layer,
-        "decode_flop_share": model.decode_fit.flop_share,
-        "bands": [[*k, lo, hi] for k, (lo, hi) in sorted(model.bands.items())],
-        "transfer": model.transfer,
-        "attention_share": model.attention_share,
-        "small_batch_cost": model.small_batch_cost,
-        "moe_widening": model.moe_widening,
-        "moe_widening_prefill": model.moe_widening_prefill,
-        # the fitted shares themselves: the app reads them instead of refitting
-        "decode_coef": model.decode_fit.ridge.coef,
-        "prefill_layer_s": model.prefill_fit.layer_s,
-        "prefill_coef": model.prefill_fit.ridge.coef,
-    }
-
-
-def model_from_fit(obs: Sequence[Observation], saved: dict[str, Any]) -> SpeedModel:
-    decode = DecodeFit(
-        {k: float(v) for k, v in saved["t_layer_s"].items()},
-        E.RidgeFit({k: float(v) for k, v in saved["decode_coef"].items()}),
-        {k: float(v) for k, v in saved["decode_flop_share"].items()},
-    )
-    return SpeedModel(
-        decode,
-        PrefillFit(
-            {k: float(v) for k, v in saved["prefill_layer_s"].items()},
-            E.RidgeFit({k: float(v) for k, v in saved["prefill_coef"].items()}),
-        ),
-        tuple(obs),
-        {(k, b, basis): (lo, hi) for k, b, basis, lo, hi in saved["bands"]},
-        dict(saved["transfer"]),
-        dict(saved["attention_share"]),
-        dict(saved["small_batch_cost"]),
-        float(saved["moe_widening"]),
-        float(saved["moe_widening_prefill"]),
-    )
-
-
-@cache
-def default_model() -> SpeedModel:
-    """The speed model on the shipped data (cached for the process): the shipped held-out
-    results where they match the data, else a full fit (slow; logged)."""
-    obs, _skipped = load_observations()
-    try:
-        saved = json.loads(fit_file().read_text(encoding="utf-8"))
-        if saved.get("data_fingerprint") == data_fingerprint():
-            return model_from_fit(obs, saved)
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    log.warning("speed model: shipped fit missing or stale, refitting (about 15 s)")
-    return fit_speed_model(obs)
+    return model, residuals

@@ -17,13 +17,10 @@ from typing import TYPE_CHECKING
 
 from advisor.core.catalogue.device import Device
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.bands import Band, union
+from advisor.core.predict.model.bands import Band, union
 
 if TYPE_CHECKING:
-    from advisor.core.predict.speed_model import SpeedModel
-
-TG_DEPTH = 64  # tg128 from an empty cache: its tokens see 64 before them on average
-PP_DEPTH = 256  # pp512
+    from advisor.core.predict.model.speed_model import SpeedModel
 
 
 def _gmean(values: list[float]) -> float | None:
@@ -41,22 +38,25 @@ def published_ratios(
     pp_ratio: float = 1.0,
 ) -> tuple[float | None, float | None]:
     """(published / predicted) for decode and prefill where the shipped data holds this
-    device, backend, model and quantisation on a current build; None where it does not."""
+    device, backend, model and quantisation on a current build; None where it does not. Each
+    row is predicted at its own test point (tg128 from an empty cache, tg256 at depth 512,
+    pp2048 ...), and the ratios of several rows are averaged geometrically."""
     rows = [o for o in model.observations if o.device.id == device.id and o.backend == backend
             and o.shape_id == facts.shape_id and o.quant == facts.file_type
             and o.era != "old"]  # fmt: skip
-    tg = _gmean([o.tg_tps for o in rows if o.tg_tps])
-    pp = _gmean([o.pp_tps for o in rows if o.pp_tps])
-    tg_ratio_out = pp_ratio_out = None
-    if tg:
-        rate = model.prefill_rate(device, backend, facts)
-        step = model.step(device, backend, facts, streams=1, depth=TG_DEPTH, compute_rate=rate,
-                          cache_type=cache_type, tg_ratio=tg_ratio)  # fmt: skip
-        tg_ratio_out = tg * step.seconds
-    predicted_pp = model.prefill_tps(device, backend, facts, PP_DEPTH) if pp else None
-    if pp and predicted_pp:
-        pp_ratio_out = pp / (predicted_pp * pp_ratio)
-    return tg_ratio_out, pp_ratio_out
+    tg: list[float] = []
+    pp: list[float] = []
+    rate = model.prefill_rate(device, backend, facts) if rows else None
+    for o in rows:
+        if o.tg_tps:
+            step = model.step(device, backend, facts, streams=1, compute_rate=rate,
+                              depth=o.decode_test.decode_depth, cache_type=cache_type,
+                              tg_ratio=tg_ratio)  # fmt: skip
+            tg.append(o.tg_tps * step.seconds)
+        predicted_pp = model.prefill_tps(device, backend, facts, o.prefill_test) if o.pp_tps else 0
+        if o.pp_tps and predicted_pp:
+            pp.append(o.pp_tps / (predicted_pp * pp_ratio))
+    return _gmean(tg), _gmean(pp)
 
 
 def holding(band: Band, ratio: float | None) -> Band:

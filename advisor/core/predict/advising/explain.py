@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict import ceilings
+from advisor.core.predict.physics import ceilings
 from advisor.core.runs.config import BenchConfig
 from advisor.core.runs.results import LlamaInfo, RunHardware, RunResult, TestResult
 

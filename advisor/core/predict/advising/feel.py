@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from advisor.core.predict.projection_types import Projection
+    from advisor.core.predict.projecting.projection_types import Projection
 
 # Silent reading runs at about 238 words a minute for non-fiction (Brysbaert, "How many words
 # do we read per minute? A review and meta-analysis of reading rate", Journal of Memory and
@@ -23,7 +23,7 @@ READING_TPS = 10.0
 # A delay under about a second keeps the user's flow of thought; 0.1 s feels instant
 # (Nielsen, "Response Times: The 3 Important Limits", 1993, after Miller 1968 and Card 1991).
 UNNOTICED_S = 1.0
-INSTANT_S = 0.1
+INSTANT_S = 0.1  # the same study's limit for a response that feels instant
 # a change smaller than this share of the wait is within what a person can tell apart
 JUST_NOTICEABLE_SHARE = 0.2
 

@@ -1,111 +1,50 @@
-"""The speed model, fitted on published llama-bench results (observations.py).
+"""The speed model: what a device does with a model, given the fitted shares and fixed costs.
+docs/MODEL.md states every term with its equation and evidence; this module computes them.
 
-Decode streams the weights and the KV cache at a share of the memory bandwidth, plus a fixed
-cost per layer per token (kernel launches and synchronisation), per backend, and on a CPU the
-matrix-vector arithmetic itself (the cores that stream the weights also multiply them):
-
-    1 / tokens_per_s = bytes_per_token / (bandwidth x share) + t_layer x n_layers
-                       [+ flops_per_token / (usable_flops x flop_share), CPU]
-
-Prefill reaches a share of the usable compute (the catalogue's backend-path table: the
-precision llama.cpp's kernels really run in for that device, backend and weights), plus a fixed
-cost per layer per 512-token batch (the launches and small operations between the matrices,
-which no device speed hides: what keeps a 0.5B model on a big GPU from a compute-bound rate):
-
-    512 / tokens_per_s = 512 x flops_per_token / (usable_flops x share) + t_batch x n_layers
-
-Both shares come from a hierarchical model (efficiency.py): a device with published results
-has its own term, shrunk toward its class, shrunk toward its backend; rows carry their build
-era and the prediction is for today's llama.cpp.
-
-What the fit cannot see it says: every prediction has a basis (`published` where the device
-has shipped results on that backend, `modelled` where only its class has, `spec-only` where
-neither has, `unsupported` for a backend the device does not run), and a band from the
-held-out errors of that basis on that backend: leave-one-device-out for `modelled`, leave one
-source out for `published` (another source measuring the same device).
+Decode streams the step's weights and KV cache at a share of the memory bandwidth, plus fixed
+costs per token (per-layer kernel costs; on a CPU the matrix-vector arithmetic). Prefill runs
+each prompt token's FLOPs at a share of the usable compute, plus a fixed cost per layer per
+micro-batch. The shares come from the hierarchical efficiency model (`model.efficiency`),
+fitted by `fitting.shares`; every prediction has a basis and a band (`model.bands`).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cached_property
 
-from advisor.core.catalogue.backend_paths import usable_compute
 from advisor.core.catalogue.device import Device
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict import ceilings
-from advisor.core.predict import efficiency as E
-from advisor.core.predict.bands import band_for
-from advisor.core.predict.observations import PREDICT_AT, Observation, years
-from advisor.core.predict.projection_types import Published
+from advisor.core.predict.conditions.test_point import TestPoint
+from advisor.core.predict.model import efficiency as E
+from advisor.core.predict.model.bands import band_for
+from advisor.core.predict.model.observations import PREDICT_AT, Observation, Published, years
+from advisor.core.predict.physics.ceilings import (
+    extra_stream_weight_bytes,
+    step_weight_bytes,
+    usable_peak,
+)
 
 log = logging.getLogger(__name__)
 
 BASES = ("unsupported", "spec-only", "modelled", "published", "measured")  # weakest first
-# the penalties the held-out search chose (efficiency.choose_penalties over rows of each kind)
-DECODE_PENALTIES = {**E.DEFAULT_PENALTIES}
-PREFILL_PENALTIES = {
-    **E.DEFAULT_PENALTIES, "class": 2.0, "device": 1.0, "quant": 2.0, "cov": 4.0, "year": 4.0,
-}  # fmt: skip
-# seconds per layer per decoded token, per backend, chosen by held-out decode error over
-# T_LAYER_GRID_US (speed_fit.search_decode_layer; `calibration_holdout.py --search-decode`
-# reruns it): the fit's own error cannot choose it, a device term absorbs what it does not (on
-# the shipped rows CUDA's 40 and 60 us fitted within 0.01%, and held out 13.3% against 12.2%
-# median for a device without data); the CPU backend launches no kernels: none there
-T_LAYER_S = {"cuda": 80e-6, "metal": 170e-6, "rocm": 130e-6, "sycl": 220e-6, "vulkan": 60e-6}
-T_LAYER_GRID_US = (0, 10, 20, 40, 60, 80, 100, 130, 170, 220, 300)
-# llama.cpp's CPU backend dequantises and multiplies on the cores that stream the weights, and
-# that arithmetic does not hide under the stream as a GPU's does: a CPU's decode step adds
-# its FLOPs at this share of the usable peak (the int8 estimate where no figure is published),
-# chosen by held-out error over DECODE_FLOP_SHARE_GRID (speed_fit.search_decode_flop_share,
-# `calibration_holdout.py --search-decode`; None: no such term). A 4-core N100 then spends
-# 1.3x as long multiplying a Llama 3.1 8B token as reading it, a 16-core 7950X a fifth as long
-DECODE_FLOP_SHARE: dict[str, float] = {"cpu": 0.2}
-DECODE_FLOP_SHARE_GRID = (None, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0)
 PREFILL_BATCH = 512  # llama-bench's pp512, one llama.cpp micro-batch
-# seconds per layer per 512-token batch, per backend, chosen by held-out prefill error over
-# PREFILL_LAYER_GRID_MS (speed_fit.search_prefill_layer; `calibration_holdout.py
-# --search-prefill` reruns it); the grid stops at 1 ms, several times what a layer's kernel
-# launches cost, so that the term stays a fixed cost and does not stand in for a model-size
-# effect (the CPU backend launches no kernels: none there)
-PREFILL_LAYER_S = {"cuda": 0.3e-3, "metal": 0.0, "rocm": 1.0e-3, "sycl": 0.1e-3, "vulkan": 0.7e-3}
-PREFILL_LAYER_GRID_MS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
-CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.7, "low": 0.4}
-# the share a backend without any data is assumed to reach (the pooled backends' median)
-CROSS_BACKEND_CAP = 0.13  # a measurement on another backend moves a prediction at most r^0.13
 # llama.cpp's CUDA and Metal backends run batches of up to 8 tokens through matrix-vector
 # kernels (memory-bound: each extra stream costs a share of a weight read) and larger ones
 # through tiled matrix kernels whose tiles hold 32 tokens (compute at prefill's rate when full)
-SMALL_BATCH_MAX = 8
-TILE_TOKENS = 32
+SMALL_BATCH_MAX = 8  # llama.cpp's largest batch for its matrix-vector kernels (mmvq, mmv)
+TILE_TOKENS = 32  # tokens per tile of its matrix kernels (mmq)
 
 
-def step_weights(facts: ModelFacts, streams: int = 1) -> float:
-    """Weight bytes a decode step of `streams` streams reads, as the model counts them:
-    `ceilings.weights_read_per_step` without the token table, of which a token looks one row
-    up (the ceilings the app shows count every active weight, as DESIGN.md does)."""
-    return ceilings.weights_read_per_step(*_weights(facts), streams)
-
-
-def extra_stream_bytes(facts: ModelFacts, streams: int) -> tuple[float, float]:
-    """`ceilings.extra_stream_bytes` as the model counts weights: (multiplied, read) again."""
-    return ceilings.extra_stream_bytes(*_weights(facts), streams)
-
-
-def _weights(facts: ModelFacts) -> tuple[float, float, int, int]:
-    return (facts.weights_bytes - facts.lookup_bytes, facts.step_weights_bytes,
-            facts.n_expert, facts.n_expert_used)  # fmt: skip
-
-
-def _key(device: Device, backend: str, facts: ModelFacts, era: str = "current") -> E.Key:
+def decode_key(device: Device, backend: str, facts: ModelFacts, era: str = "current") -> E.Key:
     return E.Key(device, backend, E.quant_kind(facts.file_type), facts.is_moe, era,
-                 _decode_covariates(device, PREDICT_AT))  # fmt: skip
+                 decode_covariates(device, PREDICT_AT))  # fmt: skip
 
 
-def _decode_covariates(device: Device, date: str) -> tuple:
+def decode_covariates(device: Device, date: str) -> tuple:
     """Faster memory is harder to saturate: the share falls with the bandwidth."""
     return (
         ("log_bw", "cov", math.log(device.bandwidth_bytes_per_s / 500e9)),
@@ -113,34 +52,21 @@ def _decode_covariates(device: Device, date: str) -> tuple:
     )
 
 
-def _prefill_covariates(device: Device, backend: str, facts: ModelFacts, date: str) -> tuple:
+def prefill_covariates(device: Device, backend: str, facts: ModelFacts, date: str) -> tuple:
+    """Prefill's continuous terms: the usable peak and the model's size (a bigger matrix fills
+    more of a big device), and the build's date, overall and per kind of weights (llama.cpp's
+    matrix kernels for K-quants, legacy quants and floats did not grow faster at one pace)."""
     peak = usable_peak(device, backend, facts.is_quantized) or 1e12
+    year = years(date)
     return (
         ("log_peak", "cov", math.log(peak / 1e14)),
         ("log_params", "cov", math.log(max(facts.active_params, 1e8) / 8e9)),
-        ("year", "year", years(date)),
+        ("year", "year", year),
+        (f"year_{E.quant_kind(facts.file_type)}", "year", year),
     )
 
 
-def usable_peak(device: Device, backend: str, quantized: bool) -> float | None:
-    """FLOP/s llama.cpp's prefill can use on this device and backend (backend-path table),
-    the device's own peak where the table has no figure for it."""
-    usable = usable_compute(device, backend, quantized)
-    if usable.flops_per_s:
-        return usable.flops_per_s
-    return device.compute_peak_for(quantized)
-
-
-ADDED_WEIGHT = 0.5
-
-
-def _weight(o: Observation) -> float:
-    """How much a row counts: by the confidence its transcription was given, the reference
-    set (curated and cross-checked) above rows gathered later."""
-    return CONFIDENCE_WEIGHT.get(o.confidence, 0.7) * (1.0 if o.reference_set else ADDED_WEIGHT)
-
-
-def _matvec_s(
+def matvec_s(
     device: Device, backend: str, facts: ModelFacts, flop_share: dict[str, float]
 ) -> float:
     """Seconds a decoded token's matrix-vector arithmetic adds where it does not hide under
@@ -150,71 +76,90 @@ def _matvec_s(
     return facts.flops_per_token(0) / (share * peak) if share and peak else 0.0
 
 
-def _decode_row(o: Observation, t_layer: float, flop_share: dict[str, float]) -> E.Row | None:
-    if not o.tg_tps:
-        return None
-    seconds = (1.0 / o.tg_tps - t_layer * o.facts.n_layers
-               - _matvec_s(o.device, o.backend, o.facts, flop_share))  # fmt: skip
-    share = o.decode_bytes / (o.device.bandwidth_bytes_per_s * max(seconds, 0.3 / o.tg_tps))
-    weight = _weight(o)
-    key = E.Key(o.device, o.backend, o.quant_kind, o.moe, o.era,
-                _decode_covariates(o.device, o.date), o.source_url)  # fmt: skip
-    return E.Row(key, math.log(share), o.source_url, weight)
+def fixed_per_prompt_token(
+    cost: LayerCost, device: Device, facts: ModelFacts, batch_tokens: int
+) -> float:
+    """A prompt token's share of its micro-batch's per-layer cost, in seconds."""
+    return cost.all_layers_s(device, facts) / batch_tokens
 
 
-def _fixed_per_token(layer_s: float, facts: ModelFacts) -> float:
-    """A prompt token's share of its batch's per-layer cost, in seconds."""
-    return layer_s * facts.n_layers / PREFILL_BATCH
+REFERENCE_FP32_TFLOPS = 30.0  # the device speed a layer cost's `seconds` is stated for
 
 
-def _prefill_row(o: Observation, layer_s: float) -> E.Row | None:
-    peak = usable_peak(o.device, o.backend, o.facts.is_quantized)
-    if not o.pp_tps or not peak:
-        return None
-    seconds = 1.0 / o.pp_tps - _fixed_per_token(layer_s, o.facts)
-    share = o.prefill_flops_per_token / (peak * max(seconds, 0.3 / o.pp_tps))
-    covariates = _prefill_covariates(o.device, o.backend, o.facts, o.date)
-    key = E.Key(o.device, o.backend, o.quant_kind, o.moe, o.era, covariates, o.source_url)
-    return E.Row(key, math.log(share), o.source_url, _weight(o))
+@dataclass(frozen=True)
+class LayerCost:
+    """A fixed cost per layer per step on one backend (per decoded token, or per prompt
+    micro-batch): kernel launches, the small operations between the matrices,
+    synchronisation. `seconds` on a device of
+    REFERENCE_FP32_TFLOPS, scaled by (REFERENCE_FP32_TFLOPS / the device's FP32 peak) to the
+    `speed_exponent` (where the GPU runs those small kernels, a faster one runs them sooner;
+    where the host's encoding of the commands sets the cost, the exponent is 0), and
+    `moe_factor` times as much for a mixture-of-experts layer (its router, top-k and
+    expert-gathering kernels). Chosen by held-out error (fitting.speed_fit)."""
+
+    seconds: float = 0.0
+    speed_exponent: float = 0.0
+    moe_factor: float = 1.0
+
+    def all_layers_s(self, device: Device, facts: ModelFacts) -> float:
+        """Seconds per step, all layers."""
+        if not self.seconds:
+            return 0.0
+        seconds = self.seconds
+        if self.speed_exponent and device.fp32_tflops:
+            seconds *= (REFERENCE_FP32_TFLOPS / device.fp32_tflops) ** self.speed_exponent
+        if facts.is_moe:
+            seconds *= self.moe_factor
+        return seconds * facts.n_layers
+
+    def to_json(self) -> list[float]:
+        return [self.seconds, self.speed_exponent, self.moe_factor]
+
+    @classmethod
+    def from_json(cls, value: float | list[float]) -> LayerCost:
+        """From the shipped fit: [seconds, speed exponent, MoE factor] (a bare number: the
+        seconds alone, as fits before these terms stored it)."""
+        if isinstance(value, (int, float)):
+            return cls(float(value))
+        return cls(*(float(v) for v in value))
+
+
+def layer_costs(costs: Mapping[str, LayerCost | float]) -> dict[str, LayerCost]:
+    return {b: c if isinstance(c, LayerCost) else LayerCost(float(c)) for b, c in costs.items()}
 
 
 @dataclass(frozen=True)
 class DecodeFit:
-    t_layer: dict[str, float]  # seconds per layer per token, per backend
+    t_layer: dict[str, LayerCost]  # per backend; a bare number is its seconds alone
     ridge: E.RidgeFit
-    flop_share: dict[str, float] = field(default_factory=lambda: dict(DECODE_FLOP_SHARE))
+    flop_share: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "t_layer", layer_costs(self.t_layer))
 
     def share(self, key: E.Key) -> float:
         return min(1.0, math.exp(self.ridge.log_share(key)))
 
+    def layers_s(self, device: Device, backend: str, facts: ModelFacts) -> float:
+        """The layers' fixed cost per decoded token, in seconds."""
+        cost = self.t_layer.get(backend)
+        return cost.all_layers_s(device, facts) if cost else 0.0
+
     def tps(self, o: Observation) -> float:
         key = E.Key(o.device, o.backend, o.quant_kind, o.moe, "current",
-                    _decode_covariates(o.device, PREDICT_AT))  # fmt: skip
+                    decode_covariates(o.device, PREDICT_AT))  # fmt: skip
         seconds = o.decode_bytes / (o.device.bandwidth_bytes_per_s * self.share(key))
-        fixed = self.t_layer.get(o.backend, 0.0) * o.facts.n_layers
-        return 1.0 / (seconds + fixed + _matvec_s(o.device, o.backend, o.facts, self.flop_share))
-
-
-def fit_decode(
-    obs: Sequence[Observation],
-    penalties: dict[str, float] = DECODE_PENALTIES,
-    t_layer: dict[str, float] | None = None,
-    flop_share: dict[str, float] | None = None,
-) -> DecodeFit:
-    """The decode shares, with the per-layer cost and the CPU's arithmetic share given or the
-    shipped ones."""
-    t_layer = dict(T_LAYER_S) if t_layer is None else t_layer
-    flop_share = dict(DECODE_FLOP_SHARE) if flop_share is None else flop_share
-    rows = [r for o in obs if (r := _decode_row(o, t_layer.get(o.backend, 0.0), flop_share))]
-    ridge = E.fit_ridge([r.key for r in rows], [r.y for r in rows], penalties,
-                        [r.weight for r in rows])  # fmt: skip
-    return DecodeFit(t_layer, ridge, flop_share)
+        fixed = self.layers_s(o.device, o.backend, o.facts)
+        return 1.0 / (seconds + fixed + matvec_s(o.device, o.backend, o.facts, self.flop_share))
 
 
 @dataclass(frozen=True)
 class PrefillFit:
-    layer_s: dict[str, float]  # seconds per layer per 512-token batch, per backend
+    layer_s: dict[str, LayerCost]  # per layer per micro-batch, per backend (a number: seconds)
     ridge: E.RidgeFit
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "layer_s", layer_costs(self.layer_s))
 
     def rate(self, device: Device, backend: str, facts: ModelFacts) -> float | None:
         """FLOP/s prefill's matrix work reaches, the fixed per-layer cost apart (None
@@ -223,7 +168,7 @@ class PrefillFit:
         if not peak:
             return None
         key = E.Key(device, backend, E.quant_kind(facts.file_type), facts.is_moe, "current",
-                    _prefill_covariates(device, backend, facts, PREDICT_AT))  # fmt: skip
+                    prefill_covariates(device, backend, facts, PREDICT_AT))  # fmt: skip
         return min(1.0, math.exp(self.ridge.log_share(key))) * peak
 
     def tps(
@@ -231,44 +176,30 @@ class PrefillFit:
         device: Device,
         backend: str,
         facts: ModelFacts,
-        depth: int,
+        test: TestPoint,
         rate: float | None = None,
     ) -> float | None:
-        """Prompt tokens/s with `depth` tokens already in the cache: each token's FLOPs at
-        the rate (the fit's own unless given), plus its share of each 512-token batch's
+        """Prompt tokens/s of a test point: each token's FLOPs at the rate (the fit's own
+        unless given), at the test's average depth, plus its share of its micro-batch's
         per-layer cost."""
         rate = rate or self.rate(device, backend, facts)
         if not rate:
             return None
-        fixed = _fixed_per_token(self.layer_s.get(backend, 0.0), facts)
-        return 1.0 / (facts.prompt_flops_per_token(depth) / rate + fixed)
-
-
-def fit_prefill(
-    obs: Sequence[Observation],
-    penalties: dict[str, float] = PREFILL_PENALTIES,
-    layer_s: dict[str, float] | None = None,
-) -> PrefillFit:
-    layer_s = PREFILL_LAYER_S if layer_s is None else layer_s
-    rows = [r for o in obs if (r := _prefill_row(o, layer_s.get(o.backend, 0.0)))]
-    return PrefillFit(dict(layer_s), E.fit_ridge([r.key for r in rows], [r.y for r in rows],
-                                                 penalties, [r.weight for r in rows]))  # fmt: skip
-
-
-# -------------------------------------------------------------------------------------------
-# the model the app uses
-# -------------------------------------------------------------------------------------------
+        cost = self.layer_s.get(backend, LayerCost())
+        fixed = fixed_per_prompt_token(cost, device, facts, test.prompt_batch)
+        return 1.0 / (facts.prompt_flops_per_token(test.prefill_depth) / rate + fixed)
 
 
 @dataclass(frozen=True)
 class DecodeParams:
     share: float  # share of the bandwidth streamed
-    t_layer_s: float  # fixed cost per layer per token
+    layers_s: float  # the layers' fixed cost per token, all layers
     matvec_s: float = 0.0  # a CPU's matrix-vector arithmetic per token, beside the stream
 
-    def fixed_s(self, facts: ModelFacts) -> float:
+    @property
+    def fixed_s(self) -> float:
         """Seconds per token beside the bytes: the layers' fixed cost, a CPU's arithmetic."""
-        return self.t_layer_s * facts.n_layers + self.matvec_s
+        return self.layers_s + self.matvec_s
 
 
 @dataclass(frozen=True, eq=False)
@@ -289,17 +220,19 @@ class SpeedModel:
     moe_widening_prefill: float = 0.0
 
     # --- what the data covers ---------------------------------------------------------------
-    @property
-    def _covered(self) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[str]]:
+    @cached_property
+    def coverage(self) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+        """(device, backend) pairs with published rows, and (backend, class) pairs with rows:
+        what `basis` reads (computed once per model)."""
         devices = {(o.device.id, o.backend) for o in self.observations}
         classes = {(o.backend, E.efficiency_class(o.device)) for o in self.observations}
-        return devices, classes, {o.backend for o in self.observations}
+        return devices, classes
 
     def basis(self, device: Device, backend: str) -> str:
         """published | modelled | spec-only | unsupported, for a device on a backend."""
         if backend not in device.backends:
             return "unsupported"
-        devices, classes, _ = _coverage(self)
+        devices, classes = self.coverage
         if (device.id, backend) in devices:
             return "published"
         if (backend, E.efficiency_class(device)) in classes:
@@ -313,9 +246,9 @@ class SpeedModel:
     # --- predictions --------------------------------------------------------------------------
     def decode_params(self, device: Device, backend: str, facts: ModelFacts) -> DecodeParams:
         return DecodeParams(
-            self.decode_fit.share(_key(device, backend, facts)),
-            self.decode_fit.t_layer.get(backend, 0.0),
-            _matvec_s(device, backend, facts, self.decode_fit.flop_share),
+            self.decode_fit.share(decode_key(device, backend, facts)),
+            self.decode_fit.layers_s(device, backend, facts),
+            matvec_s(device, backend, facts, self.decode_fit.flop_share),
         )
 
     def cpu_share(self) -> float:
@@ -334,11 +267,12 @@ class SpeedModel:
         return max(rate, facts.flops_per_token(0) / one.seconds)
 
     def prefill_tps(
-        self, device: Device, backend: str, facts: ModelFacts, depth: int
+        self, device: Device, backend: str, facts: ModelFacts, test: TestPoint
     ) -> float | None:
-        """Prompt tokens/s at `depth` tokens of context, the per-layer cost included."""
+        """Prompt tokens/s of a test point (its depth and micro-batch), the per-layer cost
+        included."""
         return self.prefill_fit.tps(
-            device, backend, facts, depth, rate=self.prefill_rate(device, backend, facts)
+            device, backend, facts, test, rate=self.prefill_rate(device, backend, facts)
         )
 
     def published(self, device: Device, backend: str, facts: ModelFacts) -> Published | None:
@@ -401,11 +335,11 @@ class SpeedModel:
         read, each further stream's experts read again; tiled kernels at prefill's rate above).
         """
         p = self.decode_params(device, backend, facts)
-        weights = step_weights(facts, streams)
+        weights = step_weight_bytes(facts, streams)
         kv = facts.kv_cache_bytes(depth, cache_type)
         step_bytes = weights + streams * kv
         bandwidth = device.bandwidth_bytes_per_s * p.share
-        memory = step_bytes * on_device / bandwidth + p.t_layer_s * facts.n_layers
+        memory = step_bytes * on_device / bandwidth + p.layers_s
         compute = p.matvec_s / tg_ratio
         if on_device < 1.0 and spill_bandwidth:
             memory += step_bytes * (1.0 - on_device) / (spill_bandwidth * self.cpu_share())
@@ -419,7 +353,7 @@ class SpeedModel:
             cost = self.share_for(backend, "small_batch")
 
             def vector(n: int) -> float:  # matrix-vector kernels' extra time for n streams
-                multiplied, reread = extra_stream_bytes(facts, n)
+                multiplied, reread = extra_stream_weight_bytes(facts, n)
                 return (cost * multiplied + reread) / bandwidth / tg_ratio
 
             matrix_vector = vector(min(streams, SMALL_BATCH_MAX))
@@ -448,7 +382,7 @@ class SpeedModel:
 
 
 DEFAULT_ATTENTION_SHARE = 0.5  # before any depth data is loaded
-DEFAULT_SMALL_BATCH_COST = 0.25
+DEFAULT_SMALL_BATCH_COST = 0.25  # before any batched series is loaded
 
 
 @dataclass(frozen=True)
@@ -465,8 +399,3 @@ class Step:
     @property
     def limited_by(self) -> str:
         return "compute" if self.compute_bound or self.compute_s > self.memory_s else "bandwidth"
-
-
-@cache
-def _coverage(model: SpeedModel) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[str]]:
-    return model._covered

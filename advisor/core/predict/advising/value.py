@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from advisor.core.catalogue.device import Device
-from advisor.core.predict.projection import Projection
-from advisor.core.predict.workloads import Workload
+from advisor.core.predict.conditions.workloads import Workload
+from advisor.core.predict.projecting.projection import Projection
 
-DAYS_PER_MONTH = 30.4
+DAYS_PER_MONTH = 30.4  # 365.25 days / 12: electricity a month
 # a GPU decoding or prefilling draws close to its board power; idle time is not counted
 LOAD_SHARE_OF_TDP = 0.85
 

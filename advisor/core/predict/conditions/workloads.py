@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.lookup import did_you_mean, normalise_key
+from advisor.core.predict.conditions.test_point import TestPoint
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,19 @@ class Workload:
     def prefill_depth_tokens(self) -> int:
         """Average KV-cache depth while the prompt is read."""
         return self.history_tokens + self.prompt_tokens // 2
+
+    def prefill_test(self) -> TestPoint:
+        """The prompt as a test point: its tokens, read after the history."""
+        return TestPoint(prompt_tokens=self.prompt_tokens, depth=self.history_tokens)
+
+    def decode_test(self) -> TestPoint:
+        """The answer as a test point: its tokens, written after the history and the prompt,
+        by every person at once."""
+        return TestPoint(
+            generated_tokens=self.answer_tokens,
+            depth=self.history_tokens + self.prompt_tokens,
+            streams=max(1, self.concurrency),
+        )
 
     def context_tokens(self) -> int:
         """Context the KV cache must hold at the end of a request."""

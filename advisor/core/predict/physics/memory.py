@@ -16,11 +16,11 @@ from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GB, GiB
 
 DEDICATED_RESERVE_BYTES = 1.0 * GiB  # driver, CUDA/Vulkan context, compute buffers
-UNIFIED_OS_RESERVE_BYTES = 4.0 * GiB
+UNIFIED_OS_RESERVE_BYTES = 4.0 * GiB  # what an OS and its apps keep of a shared memory
 # Metal's recommendedMaxWorkingSetSize: about 2/3 of small and 3/4 of larger memories
 APPLE_GPU_SHARE_SMALL = 0.67
-APPLE_GPU_SHARE_LARGE = 0.75
-APPLE_LARGE_MEMORY_GB = 36
+APPLE_GPU_SHARE_LARGE = 0.75  # the larger memories' share (the same limit)
+APPLE_LARGE_MEMORY_GB = 36  # where the larger share begins
 # the CPU side of a unified memory reaches about half of its bandwidth
 UNIFIED_CPU_SIDE_SHARE = 0.5
 

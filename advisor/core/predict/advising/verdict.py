@@ -8,13 +8,13 @@ from typing import Any
 
 from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.bases import basis_rank
-from advisor.core.predict.feel import Waits, feel_sentence, seconds
-from advisor.core.predict.projection import Projection, Target, project
-from advisor.core.predict.projection_types import beyond_context_clause
-from advisor.core.predict.reference import Reference
-from advisor.core.predict.speed_model import SpeedModel
-from advisor.core.predict.workloads import PRESETS, Workload
+from advisor.core.predict.advising.feel import Waits, feel_sentence, seconds
+from advisor.core.predict.conditions.workloads import PRESETS, Workload
+from advisor.core.predict.model.speed_model import SpeedModel
+from advisor.core.predict.projecting.bases import basis_rank
+from advisor.core.predict.projecting.projection import Projection, Target, project
+from advisor.core.predict.projecting.projection_types import beyond_context_clause
+from advisor.core.predict.projecting.reference import Reference
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def upgrade_verdict(
     reference: Reference | None = None,
     workloads: list[Workload] | None = None,
     focus: str = "chat",
-    model: SpeedModel | None = None,
+    model: SpeedModel,
 ) -> Verdict:
     """How much faster the target is than the source, per workload, and a one-sentence verdict."""
     workloads = workloads or list(PRESETS.values())

@@ -24,6 +24,7 @@ the user has measured their own machine, from that measurement:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -31,26 +32,21 @@ from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
 from advisor.core.model.memory import memory_need
-from advisor.core.predict import ceilings
-from advisor.core.predict.bases import (
-    Bases,
-    Ratios,
-    Setup,
-    bases_for,
-    basis_rank,
-)
-from advisor.core.predict.memory_fit import fit_on, memory_option
-from advisor.core.predict.projection_types import (
+from advisor.core.predict.conditions.workloads import Workload, custom_workload
+from advisor.core.predict.model.observations import PREDICT_AT
+from advisor.core.predict.model.speed_model import SpeedModel, Step
+from advisor.core.predict.physics import ceilings
+from advisor.core.predict.physics.ceilings import usable_peak
+from advisor.core.predict.physics.memory import fit_on, memory_option
+from advisor.core.predict.projecting.bases import Bases, Ratios, Setup, bases_for, basis_rank
+from advisor.core.predict.projecting.projection_types import (
     Projection,
     ProjectionError,
     Target,
     beyond_context_clause,
     several_of_a_chip_sentence,
 )
-from advisor.core.predict.reference import Reference
-from advisor.core.predict.speed_fit import default_model
-from advisor.core.predict.speed_model import SpeedModel, Step, usable_peak
-from advisor.core.predict.workloads import Workload, custom_workload
+from advisor.core.predict.projecting.reference import Reference
 
 PCIE_BYTES_PER_S = 25e9  # spilled weights cross PCIe 4.0 x16 once per prompt batch
 HOP_OVERHEAD_S = 0.0003  # per extra card per token when layers are split across cards
@@ -70,7 +66,7 @@ def measured_ratios(
         return Ratios()
     r = Ratios(backend=ref.backend, device_id=ref.device.id)
     facts = ref.facts or facts
-    predicted = model.prefill_tps(ref.device, ref.backend, facts, ref.n_prompt // 2)
+    predicted = model.prefill_tps(ref.device, ref.backend, facts, ref.prefill_test)
     if ref.pp_tps and predicted:
         r.pp = ref.pp_tps / predicted
     if ref.tg_tps:
@@ -129,24 +125,6 @@ def _fit_depth(
         r.tg, r.kv_seconds_per_byte = 1.0 / inverse_ratio, cost
 
 
-# a comparison projects one reference onto ~250 devices: its ratios are computed once
-_ratio_cache: list[tuple[tuple[Any, ...], Ratios]] = []
-
-
-def _cached_ratios(
-    model: SpeedModel, facts: ModelFacts, reference: Reference | None, host: Host
-) -> Ratios:
-    if reference is None:
-        return Ratios()
-    key = (model, facts, reference, host)
-    for cached_key, ratios in _ratio_cache:
-        if all(a is b for a, b in zip(cached_key, key, strict=True)):
-            return ratios
-    ratios = measured_ratios(model, facts, reference, host)
-    _ratio_cache[:] = [(key, ratios)]
-    return ratios
-
-
 # -------------------------------------------------------------------------------------------
 # the projection
 # -------------------------------------------------------------------------------------------
@@ -158,12 +136,14 @@ def project(
     workload: Workload,
     *,
     host: Host,
+    model: SpeedModel,
     reference: Reference | None = None,
-    model: SpeedModel | None = None,
     cache_type: str = "f16",
+    ratios: Ratios | None = None,
 ) -> Projection:
-    """Predict one target device's performance for a model and a workload."""
-    model = model or default_model()
+    """Predict one target device's performance for a model and a workload. `ratios` are the
+    reference's measured / predicted ratios where the caller has them (`project_all` computes
+    them once for many targets); else they are computed from `reference`."""
     device, count = target.device, max(1, target.count)
     if count > 1 and not device.is_card:
         raise ProjectionError(several_of_a_chip_sentence(device, count))
@@ -186,6 +166,7 @@ def project(
         bandwidth_bytes_per_s=device.bandwidth_bytes_per_s,
         peak_flops_per_s=peak or None,
         workload=workload.id,
+        build_era=PREDICT_AT,
     )
     if backend not in device.backends:
         notes.append(unsupported_sentence(device, backend))
@@ -210,7 +191,8 @@ def project(
             fits=fit.fits, offloaded_share=fit.share_on_device,
             basis=model.basis(device, backend), beyond_context=True, notes=tuple(notes), **base,
         )  # fmt: skip
-    ratios = _cached_ratios(model, facts, reference, host)
+    if ratios is None:
+        ratios = measured_ratios(model, facts, reference, host)
     s = Setup(facts, device, count, backend, workload, streams, fit, peak, ratios, cache_type,
                host)  # fmt: skip
     rate, prefill_tps, flops_prefill = _prefill(s, model)
@@ -228,6 +210,25 @@ def project(
         notes.append(published.summary(count) + f" ({published.source_url}).")
     return _assemble(s, model, base, notes, bases, reference, prefill_tps, flops_prefill,
                      decode, published)  # fmt: skip
+
+
+def project_all(
+    facts: ModelFacts,
+    targets: Sequence[Target],
+    workload: Workload,
+    *,
+    host: Host,
+    model: SpeedModel,
+    reference: Reference | None = None,
+    cache_type: str = "f16",
+) -> list[Projection]:
+    """`project` for many targets, the reference's ratios computed once."""
+    ratios = measured_ratios(model, facts, reference, host)
+    return [
+        project(facts, t, workload, host=host, model=model, reference=reference,
+                cache_type=cache_type, ratios=ratios)
+        for t in targets
+    ]  # fmt: skip
 
 
 def memory_sentence(device: Device) -> str | None:
@@ -265,7 +266,7 @@ def _prefill(s: Setup, model: SpeedModel) -> tuple[float | None, float | None, f
     depth = s.workload.prefill_depth_tokens()
     flops_prefill = s.facts.flops_per_token(depth)
     rate = model.prefill_rate(s.device, s.backend, s.facts)
-    prefill_tps = model.prefill_tps(s.device, s.backend, s.facts, depth)
+    prefill_tps = model.prefill_tps(s.device, s.backend, s.facts, s.workload.prefill_test())
     if not rate or not prefill_tps:
         return None, None, flops_prefill
     carried = s.carried(model, s.ratios.pp)

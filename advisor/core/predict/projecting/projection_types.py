@@ -74,6 +74,8 @@ class Projection:
     prefill_basis: str = ""
     beyond_context: bool = False  # the workload's context exceeds the model's trained context
     published: dict[str, Any] | None = None  # the nearest shipped published figure
+    # the llama.cpp builds the prediction is for: the newest in the published data
+    build_era: str = ""
     notes: tuple[str, ...] = ()
 
     @property
@@ -96,27 +98,3 @@ class Projection:
         d = asdict(self)
         d["notes"] = list(self.notes)
         return d
-
-
-@dataclass(frozen=True)
-class Published:
-    """The published figure nearest a prediction, with what it was measured on."""
-
-    tg_tps: float | None
-    pp_tps: float | None
-    model: str
-    quant: str
-    build: str
-    date: str
-    source_url: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self.__dict__, "cards": 1}  # the shipped data holds one card's results
-
-    def summary(self, cards: int = 1) -> str:
-        """In words; for a target of several cards, said to be one card's (the shipped data
-        holds single-card results only)."""
-        speed = f"{self.tg_tps:.0f} t/s decode" if self.tg_tps else f"{self.pp_tps:.0f} t/s prefill"
-        build = f", build {self.build}" if self.build and self.build != "not stated" else ""
-        one = " on one card" if cards > 1 else ""
-        return f"published{one}: {speed}, {self.model} {self.quant}{build}"

@@ -17,12 +17,12 @@ from typing import Any
 from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.anchors import holding, published_ratios
-from advisor.core.predict.bands import MOE_DEFAULT_WIDENING, moe_extra, widened
-from advisor.core.predict.memory_fit import Fit
-from advisor.core.predict.reference import Reference
-from advisor.core.predict.speed_model import BASES, SpeedModel
-from advisor.core.predict.workloads import Workload
+from advisor.core.predict.conditions.workloads import Workload
+from advisor.core.predict.model.bands import MOE_DEFAULT_WIDENING, moe_extra, widened
+from advisor.core.predict.model.speed_model import BASES, SpeedModel
+from advisor.core.predict.physics.memory import Fit
+from advisor.core.predict.projecting.anchors import holding, published_ratios
+from advisor.core.predict.projecting.reference import Reference
 
 MEASURED_FLOOR = 0.02  # a measured band is never narrower than +-2%
 MEASURED_SINGLE_RUN = 0.05  # +-5% where the run did not repeat its tests
