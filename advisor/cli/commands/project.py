@@ -129,10 +129,12 @@ def run(args: argparse.Namespace) -> Output:
             targets = [Target(d) for d in catalogue if offers_memory(d, memory)]
             if not targets:
                 raise InputError(f"No catalogued device comes with {memory:g} GB of memory.")
+        backend = (args.backend or "").lower() or None
         targets = [
-            replace(t, backend=(args.backend or "").lower() or None, memory_gb=memory)
+            replace(t, device=catalogue.for_backend(t.device, backend) if args.to else t.device,
+                    backend=backend, memory_gb=memory)
             for t in (targets or [Target(d) for d in catalogue])
-        ]
+        ]  # fmt: skip
     targets = targets if targets is not None else [Target(d) for d in catalogue]
     if args.to and args.backend:
         for t in targets:

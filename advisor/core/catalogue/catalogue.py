@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core.catalogue.device import Device
-from advisor.core.catalogue.names import basic_key, parse_name, strip_vendor
+from advisor.core.catalogue.names import basic_key, family_only, parse_name, strip_vendor
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import bundled
 
@@ -89,6 +89,10 @@ class Catalogue:
         key = basic_key(name)
         if key in self._exact:
             return [self._exact[key]], 1
+        # 'AMD Radeon(TM) Graphics' (with or without a memory size): many chips print it,
+        # it names none
+        if family_only(key) or family_only(parse_name(name).base):
+            return [], 0
         stripped = strip_vendor(key)
         hits = self._stripped.get(stripped, [])
         if len(hits) == 1:
@@ -153,6 +157,15 @@ class Catalogue:
             + how.format(gpus[0].name)
         )
 
+    def for_backend(self, device: Device, backend: str | None) -> Device:
+        """The device a name means for a backend: a chip's CPU named with a GPU backend
+        ('Ryzen AI Max+ 395' with rocm) means the chip's GPU, where the chip has exactly one
+        catalogued GPU that runs it; anything else is the device itself."""
+        if not backend or not device.is_cpu or backend in device.backends:
+            return device
+        gpus = [g for g in self.chip_gpus(device) if backend in g.backends]
+        return gpus[0] if len(gpus) == 1 else device
+
     def try_resolve(self, name: str) -> Device | None:
         """The one device `name` means, or None (unknown, or several variants)."""
         found, best = self._match(name)
@@ -168,6 +181,12 @@ class Catalogue:
             return top[0]
         if top:
             raise AmbiguousDeviceError(name, _distinct(found)[:12])
+        if family_only(name) or family_only(parse_name(name).base):
+            raise UnknownDeviceError(
+                f"'{name}' is a family name that many GPUs print (integrated ones among them), "
+                "not one device: name the card or the chip (e.g. 'Radeon 780M', 'Ryzen 7 "
+                "8840U', 'Arc 140V')."
+            )
         raise UnknownDeviceError(
             f"Unknown device '{name}'. Closest: {', '.join(self.closest(name))}. "
             "Run 'advisor devices --search TEXT' to look one up."

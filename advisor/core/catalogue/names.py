@@ -40,6 +40,21 @@ def basic_key(text: str) -> str:
     return " ".join(text.split())
 
 
+# words that name a family of GPUs, never one: a driver's generic name for an integrated GPU
+# ('AMD Radeon(TM) Graphics', 'Intel(R) Arc(TM) Graphics', 'Intel(R) UHD Graphics') is made
+# of these and vendor words alone, and means no device in particular
+_FAMILY_WORDS = {
+    "radeon", "arc", "iris", "xe", "uhd", "hd", "quadro", "instinct", "rtx", "gtx", "gpu",
+    "integrated", "igpu", "series", "pro", "ryzen",
+}  # fmt: skip
+
+
+def family_only(key: str) -> bool:
+    """Is this name made only of vendor and family words ('AMD Radeon(TM) Graphics')?"""
+    words = basic_key(key).split()
+    return bool(words) and all(w in _FAMILY_WORDS or w in _VENDOR_WORDS for w in words)
+
+
 def strip_vendor(key: str) -> str:
     words = [w for w in key.split() if w not in _VENDOR_WORDS]
     return " ".join(words)

@@ -15,6 +15,7 @@ from typing import Any
 from advisor.core.catalogue.backend_paths import PRECISION_WORDS, cpu_int8_factor, usable_compute
 from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
+from advisor.core.catalogue.names import family_only
 from advisor.core.hardware.cpu_device import cpu_device, cpu_peak_flops
 from advisor.core.hardware.model import BACKEND_NAMES, GpuInfo, HardwareReport
 from advisor.core.infra.units import GB, GiB
@@ -360,5 +361,11 @@ def match_catalogue(report: HardwareReport, catalogue: Catalogue) -> HardwareRep
             d = catalogue.try_resolve(f"{g.name} {round(g.vram_total_bytes / 1024**3)}GB")
         if d is None and g.pci_id:
             d = next((x for x in catalogue if g.pci_id.lower() in x.pci_device_ids), None)
+        if d is None and family_only(g.name) and cpu.catalogue_id:
+            # 'AMD Radeon(TM) Graphics' names no device; the CPU's chip says which iGPU it
+            # is, where the chip has exactly one catalogued
+            chip = catalogue.by_id(cpu.catalogue_id)
+            own = catalogue.chip_gpus(chip) if chip is not None else []
+            d = own[0] if len(own) == 1 else None
         gpus.append(replace(g, catalogue_id=d.id) if d is not None and not d.is_cpu else g)
     return replace(report, cpu=cpu, gpus=tuple(gpus))
