@@ -564,6 +564,18 @@ def render_readme_section(saved: dict[str, Any]) -> str:
                 f"{_pct(pl.median)} / {pl.p90:.0%} | {_signed(pl.signed)} | {pl.in_band:.0%} |"
             )
     out.append("")
+    out.extend(_wrapped(
+        "The same for decode by class and build era (*modelled*, classes with 4 rows or more in "
+        "an era): a bias shows as a signed median away from zero."
+    ))  # fmt: skip
+    out.append("")
+    out.append("| class | era | rows | median | signed |")
+    out.append("|---|---|---:|---:|---:|")
+    for ln in lines:
+        if (ln.grouping, ln.kind, ln.basis) == ("class-era", "decode", "modelled") and ln.rows >= 4:
+            cls, era = ln.group.split(" | ")
+            out.append(f"| {cls} | {era} | {ln.rows} | {_pct(ln.median)} | {_signed(ln.signed)} |")
+    out.append("")
     classes = [ln for ln in lines if ln.grouping == "class" and ln.kind == "decode"
                and ln.basis == "modelled" and ln.rows >= 4]  # fmt: skip
     worst = sorted(classes, key=lambda ln: -ln.median)[:4]

@@ -66,7 +66,7 @@ DECODE_FLOP_SHARE_GRID = (None, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0)
 # effect. The CPU backend launches no kernels: none there.
 PREFILL_LAYER_S = {
     "cuda": LayerCost(0.5e-3, 0.0, 4.0),
-    "metal": LayerCost(0.0),
+    "metal": LayerCost(0.1e-3),
     "rocm": LayerCost(1.0e-3, 0.0, 3.0),
     "sycl": LayerCost(0.3e-3, 0.0, 8.0),
     "vulkan": LayerCost(1.0e-3),
