@@ -124,9 +124,25 @@ def _project_parser(j: argparse.ArgumentParser) -> None:
     wl.add_argument("--prompt", help="prompt tokens (custom workload)")
     wl.add_argument("--answer", help="answer tokens (custom workload)")
     wl.add_argument("--concurrency", help="users at once")
-    hw = j.add_argument_group("the host (for layers that do not fit a card)")
-    hw.add_argument("--ram-gb", help="system RAM (default: this machine's)")
-    hw.add_argument("--ram-bandwidth-gbs", help="system RAM bandwidth in GB/s")
+    hw = j.add_argument_group(
+        "the computer the card goes in (default: this one, or the one --result ran on)"
+    )
+    hw.add_argument("--ram-gb", help="its system RAM in GB")
+    hw.add_argument(
+        "--ram-bandwidth-gbs",
+        help="its RAM's measured read bandwidth in GB/s (as 'advisor detect' reports it)",
+    )
+    hw.add_argument("--ram-speed", help="its memory, when nothing was measured, e.g. DDR5-4800")
+    hw.add_argument("--ram-channels", help="memory channels filled (with --ram-speed; default 2)")
+    hw.add_argument(
+        "--pcie-gbs", help="the card's host link in GB/s (default: detected, else 4.0 x16)"
+    )
+    pl = j.add_argument_group("where the model's tensors go (default: the fastest that fits)")
+    pl.add_argument(
+        "--cpu-moe", help="keep the experts of the first N layers in system RAM (--n-cpu-moe N)"
+    )
+    pl.add_argument("--gpu-layers", help="layers on the card(s), the last ones (-ngl N)")
+    pl.add_argument("--ubatch", help="tokens per prompt micro-batch (-ub, default 512)")
 
 
 def _bench_parser(b: argparse.ArgumentParser) -> None:

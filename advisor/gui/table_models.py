@@ -12,6 +12,7 @@ from typing import Any
 
 from advisor.core.infra.units import GB, fmt_band, fmt_bytes, fmt_seconds
 from advisor.core.predict.projecting.projection import Projection
+from advisor.core.predict.projecting.projection_types import FIT_RANK, FIT_WORDS
 from advisor.core.runs.results import RunResult, TestResult
 from advisor.gui.qt import QtCore, QtGui
 
@@ -23,7 +24,7 @@ ALIGN = QtCore.Qt.ItemDataRole.TextAlignmentRole
 FOREGROUND = QtCore.Qt.ItemDataRole.ForegroundRole
 RIGHT = int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
 
-FIT_COLOURS = {"yes": "#2e7d32", "partial": "#b26a00", "no": "#c62828"}
+FIT_COLOURS = {"yes": "#2e7d32", "hybrid": "#b26a00", "partial": "#b26a00", "no": "#c62828"}
 
 
 class _Table(QtCore.QAbstractTableModel):
@@ -202,7 +203,7 @@ class ProjectionTableModel(_Table):
         if col == self.MEMORY:
             return f"{p.memory_gb:g} GB" + (f" x{p.count}" if p.count > 1 else "")
         if col == self.FITS:
-            return {"yes": "yes", "partial": "partly", "no": "no"}[p.fits]
+            return FIT_WORDS.get(p.fits, p.fits)
         if p.basis == "unsupported" and col != self.BASIS:
             return "not this backend" if col == self.DECODE else "—"
         if p.fits == "no":
@@ -227,7 +228,7 @@ class ProjectionTableModel(_Table):
         if col in (self.DEVICE, self.CLASS, self.BASIS):
             return self.display(p, col, row).lower()
         if col == self.FITS:
-            return {"yes": 2, "partial": 1, "no": 0}[p.fits]
+            return -FIT_RANK.get(p.fits, 3)
         if col == self.MEMORY:
             return p.memory_gb * p.count
         value = {

@@ -30,7 +30,7 @@ class FitRow:
     name: str
     quant: str
     weights_bytes: int
-    fits: str  # "yes" | "partial"
+    fits: str  # "yes" | "hybrid" | "partial"
     decode_tps: float | None
     prefill_tps: float | None
     basis: str
@@ -77,7 +77,7 @@ def what_runs(
             p: Projection = project(
                 facts, target, workload, host=host, model=speed_model, reference=reference
             )
-            if p.fits == "no" or (p.fits == "partial" and not include_partial):
+            if p.fits == "no" or (p.fits in ("partial", "hybrid") and not include_partial):
                 continue
             if p.basis == "unsupported" or p.beyond_context:
                 continue

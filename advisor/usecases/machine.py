@@ -14,6 +14,7 @@ import psutil
 from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
 from advisor.core.hardware.model import HardwareReport
 from advisor.core.hardware.profile import (
+    DEFAULT_RAM_BANDWIDTH_BYTES_PER_S,
     Host,
     MachineProfile,
     build_profile,
@@ -21,8 +22,12 @@ from advisor.core.hardware.profile import (
     match_catalogue,
 )
 from advisor.core.hardware.report_cache import load_cached_report, save_cached_report
+from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import AppPaths
 from advisor.core.infra.units import GiB
+from advisor.core.predict.physics.ceilings import usable_peak
+from advisor.core.predict.physics.placement import rated_ram_bandwidth
+from advisor.core.runs.results import RunResult
 
 
 def detect_machine(
@@ -52,17 +57,77 @@ def detect_machine(
 def host_for(
     report: HardwareReport | None,
     *,
+    run: RunResult | None = None,
     ram_gb: float | None = None,
     ram_bandwidth_gbs: float | None = None,
+    ram_speed: str | None = None,
+    ram_channels: int | None = None,
+    pcie_gbs: float | None = None,
+    catalogue: Catalogue | None = None,
 ) -> Host:
-    """The host for projections: this machine's RAM (from the cached detection, else what the
-    OS says), with the user's overrides."""
-    host = host_from_report(report, float(psutil.virtual_memory().total))
+    """The computer the projected cards sit in: the machine a run was measured on where a run
+    is given, else this machine (its cached detection, else what the OS says), with the user's
+    choices over it. `ram_bandwidth_gbs` is a measured read bandwidth (what the app's probe
+    reports); `ram_speed` and `ram_channels` describe the memory where nothing was measured.
+    Its CPU's usable peak comes from the catalogue record, where the CPU is catalogued."""
+    host = (
+        host_from_run(run, float(psutil.virtual_memory().total))
+        if run is not None
+        else host_from_report(report, float(psutil.virtual_memory().total))
+    )
     if ram_gb is not None:
         host = replace(host, ram_bytes=ram_gb * GiB)
+    if ram_speed is not None or ram_channels is not None:
+        memory = ram_speed or _memory_of(host)
+        channels = ram_channels or 2
+        try:
+            rated = rated_ram_bandwidth(memory, channels)
+        except ValueError as exc:
+            raise InputError(f"{exc}; give --ram-speed like DDR5-4800.") from None
+        plural = "s" if channels > 1 else ""
+        host = replace(host, ram_bandwidth_bytes_per_s=rated, bandwidth_basis="rated",
+                       ram_description=f"{memory.upper()}, {channels} channel{plural}")  # fmt: skip
     if ram_bandwidth_gbs is not None:
-        host = replace(host, ram_bandwidth_bytes_per_s=ram_bandwidth_gbs * 1e9)
-    return host
+        host = replace(host, ram_bandwidth_bytes_per_s=ram_bandwidth_gbs * 1e9,
+                       bandwidth_basis="measured")  # fmt: skip
+    if pcie_gbs is not None:
+        host = replace(host, link_gbs=pcie_gbs)
+    return _with_cpu_peak(host, catalogue)
+
+
+def host_from_run(run: RunResult, fallback_ram_bytes: float) -> Host:
+    """The host a saved run was measured on: its RAM, that RAM's bandwidth as the run saved it
+    (a CPU run's own measured bandwidth where it saved no host), its link and CPU."""
+    hw = run.hardware
+    bandwidth, basis = hw.ram_bandwidth_bytes_per_s, hw.ram_bandwidth_basis or "rated"
+    if not bandwidth and hw.backend == "cpu" and hw.measured_bandwidth_bytes_per_s:
+        bandwidth, basis = hw.measured_bandwidth_bytes_per_s, "measured"
+    if not bandwidth:
+        bandwidth, basis = DEFAULT_RAM_BANDWIDTH_BYTES_PER_S, "assumed"
+    return Host(
+        float(hw.ram_total_bytes or fallback_ram_bytes), float(bandwidth),
+        bandwidth_basis=basis, ram_description=hw.ram_description, pcie_gen=hw.pcie_gen,
+        pcie_lanes=hw.pcie_lanes, cpu_id=hw.cpu_id,
+    )  # fmt: skip
+
+
+def _memory_of(host: Host) -> str:
+    """'DDR5-4800' from the host's description, for --ram-channels given alone."""
+    words = host.ram_description.split(",")[0].strip()
+    if not words or "-" not in words:
+        raise InputError("Give --ram-speed (e.g. DDR5-4800) with --ram-channels.")
+    return words
+
+
+def _with_cpu_peak(host: Host, catalogue: Catalogue | None) -> Host:
+    """The host with its CPU's usable peak for quantised weights, where the CPU is catalogued."""
+    if host.cpu_id is None or host.cpu_peak_flops_per_s:
+        return host
+    catalogue = catalogue or load_catalogue()
+    cpu = catalogue.by_id(host.cpu_id)
+    if cpu is None:
+        return host
+    return replace(host, cpu_peak_flops_per_s=usable_peak(cpu, "cpu", True))
 
 
 def cached_report(paths: AppPaths) -> HardwareReport | None:

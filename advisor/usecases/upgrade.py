@@ -22,6 +22,7 @@ from advisor.core.predict.conditions.workloads import Workload
 from advisor.core.predict.model.speed_model import SpeedModel
 from advisor.core.predict.projecting.bases import basis_rank
 from advisor.core.predict.projecting.projection import Projection, Target
+from advisor.core.predict.projecting.projection_types import FIT_RANK
 from advisor.core.predict.projecting.reference import Reference
 from advisor.usecases.compare import projection_table, verdict_source
 
@@ -166,7 +167,7 @@ def rank_candidates(
 
 
 def _order(c: Candidate) -> tuple:
-    fits = {"yes": 0, "partial": 1, "no": 2}.get(c.projection.fits, 3)
+    fits = FIT_RANK.get(c.projection.fits, 3)
     usable = c.projection.request_s is not None and c.projection.basis != "unsupported"
     return (
         not c.within_budget,

@@ -17,8 +17,17 @@ from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
+from advisor.core.predict.conditions.test_point import TestPoint
 from advisor.core.predict.conditions.workloads import custom_workload
 from advisor.core.predict.fitting.shipped import load_speed_model
+from advisor.core.predict.model.speed_model import HYBRID_ROUND_TRIP_S, MEASURED_RAM_STREAM_SHARE
+from advisor.core.predict.physics.placement import (
+    ASSUMED_PCIE,
+    Placement,
+    link_bytes_per_s,
+    prompt_copy_bytes,
+    residency,
+)
 from advisor.core.predict.projecting.bases import (
     DEEP_CONTEXT,
     MEASURED_FLOOR,
@@ -27,7 +36,6 @@ from advisor.core.predict.projecting.bases import (
 )
 from advisor.core.predict.projecting.projection import (
     HOP_OVERHEAD_S,
-    PCIE_BYTES_PER_S,
     Target,
     project,
 )
@@ -50,8 +58,10 @@ def bare(cat):
 
 def test_these_constants_are_the_documented_ones():
     assert (MEASURED_FLOOR, MEASURED_SINGLE_RUN, DEEP_CONTEXT) == (0.02, 0.05, 16_384)
-    assert PCIE_BYTES_PER_S == 25e9  # PCIe 4.0 x16, about 25 GB/s in practice
-    assert WIDEN == {"batch": 0.12, "depth": 0.08, "spill": 0.25, "cards": 0.10, "moe": 0.10}
+    # PCIe 4.0 x16 where nothing is detected: 1.969 GB/s a lane, a copy at 80% of it
+    assert link_bytes_per_s(*ASSUMED_PCIE) == pytest.approx(25.2e9, rel=1e-3)
+    assert WIDEN == {"batch": 0.12, "depth": 0.08, "spill": 0.25, "cards": 0.10, "moe": 0.10,
+                     "ram": 0.35, "link": 0.35}  # fmt: skip
 
 
 def test_a_measured_ratio_carries_by_its_transfer_weight(cat, nemo, bare):
@@ -206,19 +216,51 @@ def test_bands_widen_in_quadrature_for_each_extrapolation(cat, nemo, users, hist
     assert p.prefill_tps_high / p.prefill_tps == pytest.approx(hi, rel=1e-12)
 
 
-def test_a_spilled_prefill_pays_pcie_for_the_spilled_weights(cat):
+def test_a_partly_offloaded_prefill_copies_the_cpu_layers_over_the_link(cat):
+    """A dense 13B on an 8 GB card: the first layers stay in RAM (-ngl N), and each prompt
+    micro-batch of 32 tokens or more copies them whole to the card (op offload)."""
     big = facts_from_shape(get_shape("llama-2-13b"), "q4_k_m")
-    card = cat.resolve("RTX 4060")  # 8 GB: a 13B Q4_K_M spills
+    card = cat.resolve("RTX 4060")
     w = custom_workload(512, 128)
-    p = project(big, Target(card), w, host=HOST, model=_model())
-    assert p.fits == "partial"
-    flops = big.prompt_flops_per_token(256)
-    rate = _model().prefill_rate(card, "cuda", big)
-    per_batch = (1 - p.offloaded_share) * big.weights_bytes / 25e9
-    assert p.prefill_tps == pytest.approx(1 / (flops / rate + per_batch / 512), rel=1e-12)
+    model = _model()
+    p = project(big, Target(card), w, host=HOST, model=model)
+    assert p.fits == "hybrid" and p.placement["llama_args"][0] == "-ngl"
+    n = int(p.placement["llama_args"][1])
+    assert 0 < n < big.n_layers
+    r = residency(big, Placement(gpu_layers=n))
+    assert r.cpu_other_bytes > 0 and r.cpu_expert_bytes == 0
+    on_card = model.prefill_tps(card, "cuda", big, TestPoint(512))
+    expected = 512 / (512 / on_card + r.cpu_other_bytes / link_bytes_per_s(*ASSUMED_PCIE))
+    assert p.prefill_tps == pytest.approx(expected, rel=1e-12)
     assert p.decode_limited_by == "system RAM"
-    # the band widens for the spill
+    # the band widens for the spill, and prefill's for the assumed link too
     assert p.decode_tps_low / p.decode_tps == pytest.approx(_widened((0.8, 1.1), [0.25])[0])
+    assert p.prefill_tps_low / p.prefill_tps == pytest.approx(_widened((0.7, 1.2), [0.25, 0.35])[0])
+    # a micro-batch under 32 tokens runs the CPU's layers on the CPU: nothing crosses the link
+    assert prompt_copy_bytes(r, 31) == 0 and prompt_copy_bytes(r, 32) == r.cpu_other_bytes
+
+
+def test_a_hybrid_decode_step_by_hand(cat):
+    """Experts of the first 24 layers in RAM: a token reads k/E of them there at the measured
+    stream rate, the rest on the card at its share of the bandwidth, every layer's fixed cost,
+    and a round trip for each layer whose experts stay in RAM."""
+    moe = facts_from_shape(get_shape("qwen3-30b-a3b"), "q4_k_m")
+    gpu = replace(cat.resolve("RTX 3060 12GB"), fp16_tensor_tflops=None, fp32_tflops=None,
+                  int8_tensor_tops=None, bf16_tensor_tflops=None)  # fmt: skip
+    host = Host(64 * GiB, 60e9, bandwidth_basis="measured")
+    w = custom_workload(0, 128)
+    placement = Placement(cpu_moe=24)
+    p = project(moe, Target(gpu, placement=placement), w, host=host, model=_model())
+    r = residency(moe, placement)
+    kv = moe.kv_cache_bytes(64)
+    used = moe.n_expert_used / moe.n_expert
+    gpu_s = (r.gpu_other_bytes + r.gpu_expert_bytes * used + kv) / (gpu.bandwidth_bytes_per_s
+                                                                     * 0.8)  # fmt: skip
+    cpu_s = r.cpu_expert_bytes * used / (60e9 * MEASURED_RAM_STREAM_SHARE)
+    expected = gpu_s + 0.0001 * moe.n_layers + cpu_s + HYBRID_ROUND_TRIP_S * 24
+    assert p.fits == "hybrid" and r.cpu_expert_layers == 24
+    assert p.decode_tps == pytest.approx(1 / expected, rel=1e-9)
+    assert p.placement["ram_bytes_per_token"] == pytest.approx(r.cpu_expert_bytes * used)
 
 
 def test_two_depths_fix_the_ratio_and_a_kv_cost(nemo, bare):
@@ -275,7 +317,7 @@ def test_two_cards_cost_twice_and_say_so(cat, nemo):
     assert not any("cards split the layers" in n for n in one.notes)
 
 
-def test_unified_memory_that_spills_pays_no_pcie(cat):
+def test_unified_memory_that_spills_pays_no_pcie(cat):  # and keeps the older rule
     big = facts_from_shape(get_shape("llama-3-70b"), "q4_k_m")  # about 40 GiB of weights
     mac = next(d for d in cat.devices if d.device_class == "apple_soc" and 48 in d.memory_sizes_gb)
     p = project(big, Target(mac, memory_gb=48), custom_workload(512, 128), host=HOST,

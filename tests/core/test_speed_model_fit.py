@@ -157,6 +157,7 @@ def _rounded(costs):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # about 5 minutes on 2 quiet cores
 def test_prefills_per_layer_cost_is_the_held_out_searchs_choice():
     # the constants the fit uses are what the search picks on the shipped data (about 2 min)
     obs, _ = load_observations()
@@ -164,6 +165,7 @@ def test_prefills_per_layer_cost_is_the_held_out_searchs_choice():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # about 10 minutes on 2 quiet cores
 def test_decodes_per_layer_cost_is_the_held_out_searchs_choice():
     # chosen by held-out error, not the fit's: a device term absorbs whatever the per-layer
     # cost leaves out, so the fit's own error cannot choose it (a few minutes)

@@ -11,18 +11,23 @@ from typing import Any
 
 from advisor.cli.output import Output, format_table
 from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
+from advisor.core.hardware.profile import Host
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import app_paths
 from advisor.core.infra.units import fmt_band, fmt_seconds
 from advisor.core.infra.validate import number, whole_number
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.advising.verdict import Verdict
+from advisor.core.predict.conditions.test_point import DEFAULT_UBATCH
 from advisor.core.predict.conditions.workloads import Workload, custom_workload, get_workload
 from advisor.core.predict.fitting.shipped import load_speed_model
 from advisor.core.predict.physics.memory import memory_sentence, offers_memory
+from advisor.core.predict.physics.placement import ALL_LAYERS, Placement
+from advisor.core.predict.projecting.hybrid import link_rate
 from advisor.core.predict.projecting.projection import Projection, Target, unsupported_sentence
 from advisor.core.predict.projecting.projection_types import ProjectionError
 from advisor.core.predict.projecting.reference import Reference
+from advisor.core.runs.results import RunResult
 from advisor.usecases.compare import focus_of, projection_table, verdicts_from_reference
 from advisor.usecases.machine import cached_report, host_for
 from advisor.usecases.models import facts_for_choice
@@ -37,6 +42,7 @@ from advisor.usecases.workloads import resolve_workload
 MAX_CARDS = 16
 MAX_CONTEXT = 10_000_000
 MAX_USERS = 4096
+MAX_LAYERS = 1000  # more layers than any model has
 
 
 def parse_target(text: str, catalogue: Catalogue) -> Target:
@@ -78,11 +84,13 @@ def workload_from(args: argparse.Namespace) -> Workload:
     return w
 
 
-def _reference(args: argparse.Namespace, catalogue: Catalogue) -> Reference | None:
+def _reference(
+    args: argparse.Namespace, catalogue: Catalogue, run: RunResult | None
+) -> Reference | None:
     if args.result and args.from_device:
         raise InputError("Give either --result RUN.json or --from-device, not both.")
-    if args.result:
-        return reference_for_run(read_run_file(args.result), catalogue)
+    if run is not None:
+        return reference_for_run(run, catalogue)
     if args.from_device:
         return reference_from_speeds(
             catalogue, args.from_device, args.from_tg, args.from_pp, args.from_backend
@@ -92,28 +100,48 @@ def _reference(args: argparse.Namespace, catalogue: Catalogue) -> Reference | No
     return None
 
 
+def host_from(args: argparse.Namespace, run: RunResult | None, catalogue: Catalogue) -> Host:
+    """The computer the targets go in: the run's, else this one, with the options over it."""
+
+    def gbs(flag: str, value: str | None, high: float) -> float | None:
+        return None if value is None else number(flag, value, 0.1, high, low_inclusive=True)
+
+    channels = getattr(args, "ram_channels", None)
+    return host_for(
+        None if run is not None else cached_report(app_paths()),
+        run=run,
+        ram_gb=gbs("--ram-gb", args.ram_gb, 65536),
+        ram_bandwidth_gbs=gbs("--ram-bandwidth-gbs", args.ram_bandwidth_gbs, 20000),
+        ram_speed=getattr(args, "ram_speed", None),
+        ram_channels=None if channels is None else whole_number("--ram-channels", channels, 1, 24),
+        pcie_gbs=gbs("--pcie-gbs", getattr(args, "pcie_gbs", None), 2000),
+        catalogue=catalogue,
+    )
+
+
+def placement_from(args: argparse.Namespace) -> Placement | None:
+    """The placement the options ask for (--cpu-moe, --gpu-layers), or None."""
+    cpu_moe, layers = getattr(args, "cpu_moe", None), getattr(args, "gpu_layers", None)
+    if cpu_moe is None and layers is None:
+        return None
+    return Placement(
+        ALL_LAYERS if layers is None else whole_number("--gpu-layers", layers, 0, MAX_LAYERS),
+        0 if cpu_moe is None else whole_number("--cpu-moe", cpu_moe, 0, MAX_LAYERS),
+    )
+
+
 def run(args: argparse.Namespace) -> Output:
     catalogue = load_catalogue()
     facts = facts_for_choice(args.model, args.shape, args.quant)
     workload = workload_from(args)
-    reference = _reference(args, catalogue)
+    measured = read_run_file(args.result) if args.result else None
+    reference = _reference(args, catalogue, measured)
     if reference is not None:
         check_measured(reference, facts)
-    host = host_for(
-        cached_report(app_paths()),
-        ram_gb=(
-            None
-            if args.ram_gb is None
-            else number("--ram-gb", args.ram_gb, 0.1, 65536, low_inclusive=True)
-        ),
-        ram_bandwidth_gbs=(
-            None
-            if args.ram_bandwidth_gbs is None
-            else number(
-                "--ram-bandwidth-gbs", args.ram_bandwidth_gbs, 0.1, 20000, low_inclusive=True
-            )
-        ),
-    )
+    host = host_from(args, measured, catalogue)
+    placement = placement_from(args)
+    ubatch = getattr(args, "ubatch", None)
+    ubatch = DEFAULT_UBATCH if ubatch is None else whole_number("--ubatch", ubatch, 1, 65536)
     targets = _once([parse_target(t, catalogue) for t in args.to]) if args.to else None
     if args.backend or args.memory_gb is not None:
         memory = (
@@ -136,6 +164,7 @@ def run(args: argparse.Namespace) -> Output:
             for t in (targets or [Target(d) for d in catalogue])
         ]  # fmt: skip
     targets = targets if targets is not None else [Target(d) for d in catalogue]
+    targets = [replace(t, placement=placement, ubatch=ubatch) for t in targets]
     if args.to and args.backend:
         for t in targets:
             if t.backend and t.backend not in t.device.backends:
@@ -155,10 +184,7 @@ def run(args: argparse.Namespace) -> Output:
     data = {
         "model": facts.to_json(),
         "workload": workload.to_json(),
-        "host": {
-            "ram_bytes": host.ram_bytes,
-            "ram_bandwidth_bytes_per_s": host.ram_bandwidth_bytes_per_s,
-        },
+        "host": host_json(host),
         "reference": None if reference is None else _reference_json(reference),
         "targets": [p.to_json() for p in table.projections],
         "verdicts": [v.to_json() for v in verdicts],
@@ -170,6 +196,19 @@ def run(args: argparse.Namespace) -> Output:
     return Output(
         data, lambda: text(facts, workload, reference, table.projections, verdicts, chips)
     )
+
+
+def host_json(host: Host) -> dict[str, Any]:
+    """The host the projections assumed, and what each figure rests on."""
+    return {
+        "ram_bytes": host.ram_bytes,
+        "ram_bandwidth_bytes_per_s": host.ram_bandwidth_bytes_per_s,
+        "ram_bandwidth_basis": host.bandwidth_basis,
+        "ram_description": host.ram_description,
+        "link_bytes_per_s": link_rate(host),
+        "link_basis": host.link_basis,
+        "cpu_id": host.cpu_id,
+    }
 
 
 def _reference_json(reference: Reference) -> dict[str, Any]:

@@ -88,6 +88,10 @@ class GpuInfo:
     catalogue_id: str | None = None
     # Added for hardware detection: "0000:01:00.0"; merges sources and tells identical cards apart
     pci_bus_id: str | None = None
+    # the host link, as the driver reports its widest: what a hybrid prompt's weight copies
+    # cross (PCIe generation and lanes; None where the driver does not say)
+    pcie_gen: int | None = None
+    pcie_lanes: int | None = None
     # Added for hardware detection: a caveat in words (MIG slices, one die of an MI250, capped
     # AdapterRAM, estimated unified-memory share ...), or None
     note: str | None = None

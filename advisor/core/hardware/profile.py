@@ -34,25 +34,64 @@ CMAKE_FLAGS = {
 
 @dataclass(frozen=True)
 class Host:
-    """The computer a GPU sits in: where spilled layers go."""
+    """The computer a GPU sits in: its RAM (where a hybrid placement keeps weights), that RAM's
+    bandwidth and what the figure rests on, the link to the card, and the CPU that multiplies
+    the weights kept in RAM. An upgrade is a card in *this* computer: projections keep the
+    user's host unless they choose another."""
 
     ram_bytes: float
     ram_bandwidth_bytes_per_s: float
     label: str = "system RAM"
+    # "measured" (the app's probe: a read stream), "rated" (the modules' speed x channels, or
+    # the figure a user typed for their memory), "assumed" (nothing known)
+    bandwidth_basis: str = "rated"
+    ram_description: str = ""  # "DDR5-4800, 2 channels" where known
+    pcie_gen: int | None = None  # the link a card in this computer gets, where detected
+    pcie_lanes: int | None = None
+    link_gbs: float | None = None  # a host-to-device rate the user gave, GB/s
+    cpu_id: str | None = None  # the catalogue record of this computer's CPU, where known
+    # its usable peak for quantised weights (int8 dot products), where the CPU is known: the
+    # rate the CPU multiplies the weights kept in RAM at
+    cpu_peak_flops_per_s: float | None = None
+
+    @property
+    def link_basis(self) -> str:
+        """'given', 'detected' or 'assumed': what the host link figure rests on."""
+        if self.link_gbs:
+            return "given"
+        return "detected" if self.pcie_gen and self.pcie_lanes else "assumed"
 
 
 def host_from_report(report: HardwareReport | None, fallback_ram_bytes: float) -> Host:
-    """The host RAM and its bandwidth: the modules' rated figure, else the measured one, else
-    an assumed dual-channel desktop. The one answer for the CLI and the app."""
+    """The host for projections, from this machine's detection: its RAM size; its bandwidth as
+    the app's probe measured it, else the modules' rated figure, else an assumed dual-channel
+    desktop; the PCIe link its first card negotiated; its CPU. The one answer for the CLI and
+    the app."""
     if report is None:
-        return Host(fallback_ram_bytes, DEFAULT_RAM_BANDWIDTH_BYTES_PER_S)
+        return Host(fallback_ram_bytes, DEFAULT_RAM_BANDWIDTH_BYTES_PER_S,
+                    bandwidth_basis="assumed")  # fmt: skip
     ram = report.ram
-    bandwidth = (
-        ram.theoretical_bandwidth_bytes_per_s
-        or ram.measured_bandwidth_bytes_per_s
-        or DEFAULT_RAM_BANDWIDTH_BYTES_PER_S
-    )
-    return Host(float(ram.total_bytes or fallback_ram_bytes), float(bandwidth))
+    if ram.measured_bandwidth_bytes_per_s:
+        bandwidth, basis = ram.measured_bandwidth_bytes_per_s, "measured"
+    elif ram.theoretical_bandwidth_bytes_per_s:
+        bandwidth, basis = ram.theoretical_bandwidth_bytes_per_s, "rated"
+    else:
+        bandwidth, basis = DEFAULT_RAM_BANDWIDTH_BYTES_PER_S, "assumed"
+    card = next((g for g in report.gpus if g.pcie_gen and g.pcie_lanes), None)
+    return Host(
+        float(ram.total_bytes or fallback_ram_bytes), float(bandwidth), bandwidth_basis=basis,
+        ram_description=_ram_words(report), pcie_gen=card.pcie_gen if card else None,
+        pcie_lanes=card.pcie_lanes if card else None, cpu_id=report.cpu.catalogue_id,
+    )  # fmt: skip
+
+
+def _ram_words(report: HardwareReport) -> str:
+    """'DDR5-4800, 2 channels' (what is known of it)."""
+    ram = report.ram
+    words = f"{ram.type}-{ram.speed_mts}" if ram.type and ram.speed_mts else (ram.type or "")
+    if ram.channels:
+        words += f"{', ' if words else ''}{ram.channels} channel{'s' if ram.channels > 1 else ''}"
+    return words
 
 
 @dataclass(frozen=True)

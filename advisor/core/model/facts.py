@@ -87,6 +87,9 @@ class ModelFacts:
     # blocks from this index on are multi-token-prediction blocks that no token runs
     # (GLM-4.5's NextN block): they are in the file but add no active bytes and no KV cache
     n_main_layers: int | None = None
+    # per block (blk.N): (other bytes, routed-expert bytes, other params, routed-expert params):
+    # where llama.cpp's -ngl and --n-cpu-moe put a model's tensors (predict/physics/placement)
+    blocks: tuple[tuple[int, int, int, int], ...] = field(default=(), repr=False)
     bytes_by_type: dict[str, int] = field(default_factory=dict)
     params_by_type: dict[str, int] = field(default_factory=dict)
     n_tensors: int = 0
@@ -175,6 +178,7 @@ class ModelFacts:
         d = asdict(self)
         d["kv_heads_per_layer"] = list(self.kv_heads_per_layer)
         d["swa_layers"] = list(self.swa_layers)
+        d["blocks"] = [list(b) for b in self.blocks]
         d["kv_bytes_per_token"] = self.kv_bytes_per_token("f16")
         d["kv_bytes_per_token_by_cache_type"] = {
             t: self.kv_bytes_per_token(t) for t in KV_CACHE_TYPES_SHOWN
@@ -190,6 +194,7 @@ class ModelFacts:
         values = {k: v for k, v in data.items() if k in known}
         values["kv_heads_per_layer"] = tuple(values.get("kv_heads_per_layer") or ())
         values["swa_layers"] = tuple(bool(v) for v in values.get("swa_layers") or ())
+        values["blocks"] = tuple(tuple(int(x) for x in b) for b in values.get("blocks") or ())
         return cls(**values)
 
 
@@ -234,6 +239,15 @@ def summarise_tensors(
             share = 0.0
         active_params += t.n_elements * share
         active_bytes += t.n_bytes * share
+    blocks: dict[int, list[int]] = {}
+    for t in tensors:
+        index = _block_index(t.name)
+        if index < 0:
+            continue
+        entry = blocks.setdefault(index, [0, 0, 0, 0])
+        routed = n_expert > 1 and "_exps." in t.name
+        entry[1 if routed else 0] += t.n_bytes
+        entry[3 if routed else 2] += t.n_elements
     named = {t.name: t for t in tensors}
     table, head = named.get("token_embd.weight"), named.get("output.weight")
     lookup = table if table is not None and head is not None else None
@@ -249,6 +263,7 @@ def summarise_tensors(
         "lookup_params": lookup.n_elements if lookup else 0,
         "lookup_bytes": lookup.n_bytes if lookup else 0,
         "output_params": logits.n_elements if logits is not None else 0,
+        "blocks": tuple(tuple(blocks[i]) for i in sorted(blocks)),
     }
 
 

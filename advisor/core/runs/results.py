@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.core.hardware.model import HardwareReport, LlamaDevice
-from advisor.core.hardware.profile import MachineProfile
+from advisor.core.hardware.profile import MachineProfile, host_from_report
 from advisor.core.infra.serde import DataError, from_json, to_json
 from advisor.core.model.facts import ModelFacts
 from advisor.core.runs.config import BenchConfig
@@ -110,6 +110,15 @@ class RunHardware:
     # the device record the run was explained with (catalogue record format), so the run can
     # be projected from later even when the catalogue does not know the device (a CPU)
     device: dict[str, Any] | None = None
+    # the host a card sat in, so a projection from this run keeps its RAM and link: the RAM's
+    # bandwidth and what it rests on ("measured", "rated", "assumed"), its modules, the PCIe
+    # link the card negotiated, the CPU's catalogue record
+    ram_bandwidth_bytes_per_s: float | None = None
+    ram_bandwidth_basis: str = ""
+    ram_description: str = ""
+    pcie_gen: int | None = None
+    pcie_lanes: int | None = None
+    cpu_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -213,6 +222,7 @@ def _upgrade_facts(model: dict[str, Any]) -> None:
 
 def run_hardware(report: HardwareReport, profile: MachineProfile) -> RunHardware:
     """What a saved run keeps about the machine it ran on (the device record included)."""
+    host = host_from_report(report, float(report.ram.total_bytes or 0))
     return RunHardware(
         device_name=profile.name,
         device_id=profile.catalogue_id,
@@ -230,6 +240,12 @@ def run_hardware(report: HardwareReport, profile: MachineProfile) -> RunHardware
         ram_total_bytes=report.ram.total_bytes,
         gpus=tuple(g.name for g in report.gpus),
         device=profile.device.to_json(),
+        ram_bandwidth_bytes_per_s=host.ram_bandwidth_bytes_per_s,
+        ram_bandwidth_basis=host.bandwidth_basis,
+        ram_description=host.ram_description,
+        pcie_gen=host.pcie_gen,
+        pcie_lanes=host.pcie_lanes,
+        cpu_id=host.cpu_id,
     )
 
 

@@ -9,7 +9,7 @@ from advisor.core.infra.errors import InputError
 from advisor.core.infra.units import fmt_band, fmt_seconds
 from advisor.core.infra.validate import number
 from advisor.gui.qt import QtCore
-from advisor.gui.table_models import BASIS_WORDS, FIT_COLOURS, _Table
+from advisor.gui.table_models import BASIS_WORDS, FIT_COLOURS, FIT_WORDS, _Table
 from advisor.usecases.upgrade import Candidate
 
 MAX_PRICE = 1e7
@@ -46,7 +46,7 @@ class CandidateTableModel(_Table):
             yours = "  (yours)" if self.is_yours_unused(c.target.device.id, c.target.count) else ""
             return c.name + yours + ("  ★" if c.on_frontier else "")
         if col == self.FITS:
-            return {"yes": "yes", "partial": "partly", "no": "no"}.get(p.fits, p.fits)
+            return FIT_WORDS.get(p.fits, p.fits)
         if col == self.BASIS:
             return p.basis
         if col == self.PRICE:

@@ -686,3 +686,18 @@ def test_fixture_coverage_spans_every_os():
     referenced = {r for r in recordings if r.split("/", 1)[1] in source}
     assert len(referenced) >= 12
     assert {u.split("/")[0] for u in referenced} >= {"macos", "windows", "linux", "nvidia"}
+
+
+def test_nvidia_link_is_the_negotiated_maximum_not_the_idle_link():
+    """The 4090 fixture sits in a PCIe 3.0 host: the card could do 4.0, the link idles at 1;
+    a copy to it runs at what the host allows, 3.0 x16."""
+    gpu = P.parse_nvidia_smi_xml(fixture("nvidia/smi-q-x-rtx4090.xml"))[0]
+    assert (gpu.pcie_gen, gpu.pcie_lanes) == (3, 16)
+    csv = (
+        "name, pci.bus_id, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max\n"
+        "NVIDIA GeForce RTX 3060, 00000000:01:00.0, 12288 MiB, 4, 8\n"
+        "NVIDIA GeForce RTX 3090, 00000000:02:00.0, 24576 MiB, [N/A], [N/A]\n"
+    )
+    first, second = P.parse_nvidia_smi_csv(csv)
+    assert (first.pcie_gen, first.pcie_lanes) == (4, 8)
+    assert (second.pcie_gen, second.pcie_lanes) == (None, None)

@@ -19,7 +19,7 @@ NVML_MIG_ENABLED = 1
 
 NVIDIA_SMI_QUERY = (
     "name,pci.bus_id,pci.device_id,memory.total,memory.free,driver_version,"
-    "clocks.max.memory,mig.mode.current"
+    "clocks.max.memory,mig.mode.current,pcie.link.gen.max,pcie.link.width.max"
 )
 
 

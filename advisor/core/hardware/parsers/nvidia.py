@@ -78,10 +78,19 @@ def parse_nvidia_smi_xml(text: str) -> tuple[GpuInfo, ...]:
                 is_virtual=is_virtual,
                 source="nvidia-smi -q -x",
                 pci_bus_id=normalise_pci_bus_id(gpu.get("id") or gpu.findtext("pci/pci_bus_id")),
+                # the negotiated maximum (the current link idles at generation 1)
+                pcie_gen=_whole(gpu.findtext("pci/pci_gpu_link_info/pcie_gen/max_link_gen")),
+                pcie_lanes=_whole(gpu.findtext("pci/pci_gpu_link_info/link_widths/max_link_width")),
                 note="; ".join(notes) or None,
             )
         )
     return tuple(gpus)
+
+
+def _whole(text: str | None) -> int | None:
+    """'16x', '4', ' 3 ' -> an int; anything else (N/A, empty) -> None."""
+    found = re.match(r"\s*(\d+)\s*x?\s*$", text or "")
+    return int(found.group(1)) if found else None
 
 
 def parse_nvidia_smi_csv(text: str) -> tuple[GpuInfo, ...]:
@@ -127,6 +136,8 @@ def parse_nvidia_smi_csv(text: str) -> tuple[GpuInfo, ...]:
                 memory_clock_mhz=to_float(cell("clocks.max.memory")),
                 source="nvidia-smi --query-gpu",
                 pci_bus_id=normalise_pci_bus_id(cell("pci.bus_id")),
+                pcie_gen=_whole(cell("pcie.link.gen.max")),
+                pcie_lanes=_whole(cell("pcie.link.width.max")),
                 note="; ".join(notes) or None,
             )
         )

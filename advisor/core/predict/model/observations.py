@@ -118,12 +118,14 @@ class Published:
     def to_json(self) -> dict[str, Any]:
         return {**self.__dict__, "cards": 1}  # the shipped data holds one card's results
 
-    def summary(self, cards: int = 1) -> str:
-        """In words; for a target of several cards, said to be one card's (the shipped data
-        holds single-card results only)."""
+    def summary(self, cards: int = 1, hybrid: bool = False) -> str:
+        """In words; for a target of several cards, said to be one card's, and for a model
+        placed over the card and RAM, said to be with every layer on the card (the shipped data
+        holds single-card, full-offload results only)."""
         speed = f"{self.tg_tps:.0f} t/s decode" if self.tg_tps else f"{self.pp_tps:.0f} t/s prefill"
         build = f", build {self.build}" if self.build and self.build != "not stated" else ""
         one = " on one card" if cards > 1 else ""
+        one += " with every layer on the card" if hybrid else ""
         return f"published{one}: {speed}, {self.model} {self.quant}{build}"
 
 

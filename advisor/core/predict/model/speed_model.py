@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from advisor.core.catalogue.device import Device
+from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.conditions.test_point import TestPoint
 from advisor.core.predict.model import efficiency as E
@@ -27,6 +28,7 @@ from advisor.core.predict.physics.ceilings import (
     step_weight_bytes,
     usable_peak,
 )
+from advisor.core.predict.physics.placement import Residency, prompt_copy_bytes
 
 log = logging.getLogger(__name__)
 
@@ -375,6 +377,81 @@ class SpeedModel:
                     return Step(memory, floor - memory, step_bytes, compute_bound=True)
         return Step(memory, compute, step_bytes)
 
+    # --- a model placed over a card and system RAM (physics/placement) ---------------------
+    def ram_stream_rate(self, host: Host) -> float:
+        """Bytes/s llama.cpp's CPU backend streams weights from this host's RAM: a measured
+        read stream (the app's probe) at MEASURED_RAM_STREAM_SHARE of it, a rated or assumed
+        figure at the CPU backend's fitted share of a rated bandwidth."""
+        share = MEASURED_RAM_STREAM_SHARE if host.bandwidth_basis == "measured" else (
+            self.cpu_share())  # fmt: skip
+        return host.ram_bandwidth_bytes_per_s * share
+
+    def placed_step(
+        self,
+        device: Device,
+        backend: str,
+        facts: ModelFacts,
+        r: Residency,
+        *,
+        streams: int,
+        depth: int,
+        compute_rate: float | None,
+        ram_rate: float,
+        cpu_flops_per_s: float | None = None,
+        cache_type: str = "f16",
+        tg_ratio: float = 1.0,
+    ) -> Step:
+        """One decode step of a model placed over the card(s) and system RAM: each side reads
+        what it holds at its own speed, one after the other (a token passes the layers in
+        turn), no weight crossing the bus; the KV cache follows its layers; each layer whose
+        experts stay in RAM adds a round trip of its activations; the CPU multiplies its
+        weights at the host CPU's rate where that is known."""
+        full = self.step(device, backend, facts, streams=streams, depth=depth,
+                         compute_rate=compute_rate, cache_type=cache_type)  # fmt: skip
+        p = self.decode_params(device, backend, facts)
+        kv = facts.kv_cache_bytes(depth, cache_type) * streams
+        gpu_bytes = r.read_bytes("gpu", streams) + kv * r.kv_gpu_share
+        cpu_bytes = r.read_bytes("cpu", streams) + kv * (1 - r.kv_gpu_share)
+        # every layer keeps its fixed cost wherever it runs: a layer moved to the CPU still
+        # launches its operations, each a synchronisation of the CPU's threads
+        gpu = gpu_bytes / (device.bandwidth_bytes_per_s * p.share) + p.layers_s
+        cpu = cpu_bytes / ram_rate
+        trips = r.cpu_expert_layers + (1 if r.cpu_other_bytes else 0)
+        memory = (gpu + cpu + HYBRID_ROUND_TRIP_S * trips) / tg_ratio
+        params = r.gpu_params_read + r.cpu_params_read
+        compute = full.compute_s * (r.gpu_params_read / params if params else 1.0)
+        if cpu_flops_per_s:
+            compute += 2.0 * streams * r.cpu_params_read / cpu_flops_per_s / tg_ratio
+        return Step(memory, compute, gpu_bytes + cpu_bytes)
+
+    def placed_prefill_tps(
+        self,
+        device: Device,
+        backend: str,
+        facts: ModelFacts,
+        r: Residency,
+        test: TestPoint,
+        *,
+        link_rate: float,
+        cpu_flops_per_s: float | None = None,
+        rate: float | None = None,
+    ) -> float | None:
+        """Prompt tokens/s of a placed model: a micro-batch of 32 tokens or more runs on the
+        card, copying the RAM-resident weights it uses over the host link (op offload); a
+        smaller one multiplies the CPU's part on the CPU."""
+        rate = rate or self.prefill_rate(device, backend, facts)
+        on_card = self.prefill_fit.tps(device, backend, facts, test, rate=rate)
+        if not on_card or not r.hybrid:
+            return on_card
+        tokens = test.prompt_batch
+        seconds = tokens / on_card
+        copy = prompt_copy_bytes(r, tokens)
+        if copy:
+            seconds += copy / link_rate
+        elif cpu_flops_per_s:
+            seconds += 2.0 * tokens * r.cpu_params_read / cpu_flops_per_s
+        return tokens / seconds
+
     def share_for(self, backend: str, what: str) -> float:
         table = self.attention_share if what == "attention" else self.small_batch_cost
         default = DEFAULT_ATTENTION_SHARE if what == "attention" else DEFAULT_SMALL_BATCH_COST
@@ -382,6 +459,12 @@ class SpeedModel:
 
 
 DEFAULT_ATTENTION_SHARE = 0.5  # before any depth data is loaded
+# llama.cpp's CPU backend streams weights at about this share of the read bandwidth the app's
+# probe measures (both read whole cache lines in order; the kernels interleave arithmetic)
+MEASURED_RAM_STREAM_SHARE = 0.85
+# a layer whose experts stay in RAM sends its activations to the CPU and back once a token
+# (two small copies and a synchronisation)
+HYBRID_ROUND_TRIP_S = 30e-6
 DEFAULT_SMALL_BATCH_COST = 0.25  # before any batched series is loaded
 
 

@@ -11,24 +11,31 @@ several cards).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
+from advisor.core.predict.conditions.test_point import DEFAULT_UBATCH, TestPoint
 from advisor.core.predict.conditions.workloads import Workload
 from advisor.core.predict.model.bands import MOE_DEFAULT_WIDENING, moe_extra, widened
 from advisor.core.predict.model.speed_model import BASES, SpeedModel
 from advisor.core.predict.physics.memory import Fit
 from advisor.core.predict.projecting.anchors import holding, published_ratios
+from advisor.core.predict.projecting.hybrid import Placed
 from advisor.core.predict.projecting.reference import Reference
 
 MEASURED_FLOOR = 0.02  # a measured band is never narrower than +-2%
 MEASURED_SINGLE_RUN = 0.05  # +-5% where the run did not repeat its tests
 DEEP_CONTEXT = 16_384  # deeper than the published depth data mostly reaches
 # extra half-widths (log) for extrapolations the held-out errors do not cover
-WIDEN = {"batch": 0.12, "depth": 0.08, "spill": 0.25, "cards": 0.10, "moe": MOE_DEFAULT_WIDENING}
+WIDEN = {
+    "batch": 0.12, "depth": 0.08, "spill": 0.25, "cards": 0.10, "moe": MOE_DEFAULT_WIDENING,
+    # a hybrid placement on an assumed RAM bandwidth (dual-channel DDR4-3200 to DDR5-6400
+    # spans 2x) or an assumed host link (PCIe 3.0 x16 to 5.0 x16 spans 4x)
+    "ram": 0.35, "link": 0.35,
+}  # fmt: skip
 
 
 def basis_rank(basis: str) -> int:
@@ -74,6 +81,12 @@ class Setup:
     ratios: Ratios
     cache_type: str
     host: Host
+    placed: Placed | None = None  # a model placed over the card and system RAM
+    ubatch: int = DEFAULT_UBATCH  # tokens per prompt micro-batch (llama.cpp's -ub)
+
+    def prefill_test(self) -> TestPoint:
+        """The workload's prompt, in this setup's micro-batches."""
+        return replace(self.workload.prefill_test(), ubatch=self.ubatch)
 
     @property
     def own_device(self) -> bool:
@@ -113,6 +126,8 @@ def measured_band(spread: float | None) -> tuple[float, float]:
 def bases_for(s: Setup, model: SpeedModel, reference: Reference | None, notes: list[str]) -> Bases:
     """What the decode and prefill numbers rest on, and their bands (low, high multipliers)."""
     published = model.basis(s.device, s.backend)
+    if published == "published" and s.placed is not None and s.placed.residency.hybrid:
+        published = "modelled"  # the device's published results are all on the card alone
     decode_basis = prefill_basis = published
     band_tg = model.band("decode", s.backend, published)
     band_pp = model.band("prefill", s.backend, published)
@@ -212,4 +227,9 @@ def extrapolations(s: Setup, model: SpeedModel, kind: str) -> list[float]:
         widen.append(WIDEN["spill"])
     if s.count > 1:
         widen.append(WIDEN["cards"])
+    if s.placed is not None and s.placed.residency.hybrid:
+        if kind == "decode" and s.host.bandwidth_basis == "assumed":
+            widen.append(WIDEN["ram"])
+        if kind == "prefill" and s.host.link_basis == "assumed":
+            widen.append(WIDEN["link"])
     return widen

@@ -37,8 +37,20 @@ from advisor.core.predict.model.observations import PREDICT_AT
 from advisor.core.predict.model.speed_model import SpeedModel, Step
 from advisor.core.predict.physics import ceilings
 from advisor.core.predict.physics.ceilings import usable_peak
-from advisor.core.predict.physics.memory import fit_on, memory_option
+from advisor.core.predict.physics.memory import Fit, fit_on, memory_option
+from advisor.core.predict.physics.placement import Placement
 from advisor.core.predict.projecting.bases import Bases, Ratios, Setup, bases_for, basis_rank
+from advisor.core.predict.projecting.hybrid import (
+    Placed,
+    candidates,
+    hybrid_fit,
+    link_rate,
+    no_fit_sentence,
+    nothing_fits_sentence,
+    placed,
+    placement_block,
+    placement_sentence,
+)
 from advisor.core.predict.projecting.projection_types import (
     Projection,
     ProjectionError,
@@ -48,7 +60,6 @@ from advisor.core.predict.projecting.projection_types import (
 )
 from advisor.core.predict.projecting.reference import Reference
 
-PCIE_BYTES_PER_S = 25e9  # spilled weights cross PCIe 4.0 x16 once per prompt batch
 HOP_OVERHEAD_S = 0.0003  # per extra card per token when layers are split across cards
 
 
@@ -153,6 +164,9 @@ def project(
     need = memory_need(facts, workload.context_tokens(), streams, cache_type).total_bytes
     memory_gb = memory_option(device, need, count, target.memory_gb)
     fit = fit_on(device, count, need, memory_gb, host, target.memory_gb is not None)
+    options: list[Placed] = []
+    if not device.unified_memory and (target.placement is not None or fit.fits != "yes"):
+        fit, options = _placements(facts, target, workload, host, memory_gb, need, cache_type)
     # the compute ceiling: the peak of the precision the backend's kernels really run in
     peak = usable_peak(device, backend, facts.is_quantized) or 0.0
     base: dict[str, Any] = dict(
@@ -168,6 +182,57 @@ def project(
         workload=workload.id,
         build_era=PREDICT_AT,
     )
+    early = _without_speed(facts, device, backend, fit, workload, model, base, notes)
+    if early is not None:
+        return early
+    if ratios is None:
+        ratios = measured_ratios(model, facts, reference, host)
+    s = Setup(facts, device, count, backend, workload, streams, fit, peak, ratios, cache_type,
+              host, ubatch=target.ubatch)  # fmt: skip
+    s = _place(s, target, options, model, base, notes)
+    rate, prefill_tps, flops_prefill = _prefill(s, model)
+    decode = _decode(s, model, rate)
+    bases = bases_for(s, model, reference, notes)
+    if device.unified_memory and not s.own_device and (sentence := memory_sentence(device)):
+        notes.append(sentence)
+    if count > 1:
+        notes.append(
+            f"{count} cards split the layers: memory adds up, but each token passes "
+            "the cards in turn, so one stream decodes no faster than on one card."
+        )
+    published = model.published(device, backend, facts)
+    if published is not None:
+        hybrid = s.placed is not None and s.placed.residency.hybrid
+        notes.append(published.summary(count, hybrid) + f" ({published.source_url}).")
+    return _assemble(s, model, base, notes, bases, reference, prefill_tps, flops_prefill,
+                     decode, published)  # fmt: skip
+
+
+def project_all(
+    facts: ModelFacts,
+    targets: Sequence[Target],
+    workload: Workload,
+    *,
+    host: Host,
+    model: SpeedModel,
+    reference: Reference | None = None,
+    cache_type: str = "f16",
+) -> list[Projection]:
+    """`project` for many targets, the reference's ratios computed once."""
+    ratios = measured_ratios(model, facts, reference, host)
+    return [
+        project(facts, t, workload, host=host, model=model, reference=reference,
+                cache_type=cache_type, ratios=ratios)
+        for t in targets
+    ]  # fmt: skip
+
+
+def _without_speed(
+    facts: ModelFacts, device: Device, backend: str, fit: Fit, workload: Workload,
+    model: SpeedModel, base: dict[str, Any], notes: list[str],
+) -> Projection | None:  # fmt: skip
+    """The projection without a speed, where there is none to give: a backend the device does
+    not run, a model that does not fit, a context beyond the model's training."""
     if backend not in device.backends:
         notes.append(unsupported_sentence(device, backend))
         return Projection(
@@ -191,44 +256,64 @@ def project(
             fits=fit.fits, offloaded_share=fit.share_on_device,
             basis=model.basis(device, backend), beyond_context=True, notes=tuple(notes), **base,
         )  # fmt: skip
-    if ratios is None:
-        ratios = measured_ratios(model, facts, reference, host)
-    s = Setup(facts, device, count, backend, workload, streams, fit, peak, ratios, cache_type,
-               host)  # fmt: skip
-    rate, prefill_tps, flops_prefill = _prefill(s, model)
-    decode = _decode(s, model, rate)
-    bases = bases_for(s, model, reference, notes)
-    if device.unified_memory and not s.own_device and (sentence := memory_sentence(device)):
-        notes.append(sentence)
-    if count > 1:
-        notes.append(
-            f"{count} cards split the layers: memory adds up, but each token passes "
-            "the cards in turn, so one stream decodes no faster than on one card."
-        )
-    published = model.published(device, backend, facts)
-    if published is not None:
-        notes.append(published.summary(count) + f" ({published.source_url}).")
-    return _assemble(s, model, base, notes, bases, reference, prefill_tps, flops_prefill,
-                     decode, published)  # fmt: skip
+    return None
 
 
-def project_all(
-    facts: ModelFacts,
-    targets: Sequence[Target],
-    workload: Workload,
-    *,
-    host: Host,
-    model: SpeedModel,
-    reference: Reference | None = None,
-    cache_type: str = "f16",
-) -> list[Projection]:
-    """`project` for many targets, the reference's ratios computed once."""
-    ratios = measured_ratios(model, facts, reference, host)
-    return [
-        project(facts, t, workload, host=host, model=model, reference=reference,
-                cache_type=cache_type, ratios=ratios)
-        for t in targets
-    ]  # fmt: skip
+def _place(
+    s: Setup, target: Target, options: list[Placed], model: SpeedModel, base: dict[str, Any],
+    notes: list[str],
+) -> Setup:  # fmt: skip
+    """The setup with its placement on a discrete card: of the placements that fit, the
+    fastest for the workload (the placement block and its sentence added); every layer on the
+    card where it fits (the block alone, for its command)."""
+    context = s.workload.context_tokens()
+    chosen = "you" if target.placement is not None else "fastest"
+    if options:
+        s = min((replace(s, placed=o) for o in options), key=lambda c: _request_s(c, model))
+        s = replace(s, fit=hybrid_fit(s.placed, s.host, s.facts)) if s.placed else s
+        block = placement_block(s.placed, s.facts, s.host, model, chosen, context)  # type: ignore[arg-type]
+        base["placement"] = block
+        base["memory_needed_bytes"] = block["gpu_memory_needed_bytes"]
+        notes.append(placement_sentence(block))
+    elif not s.device.unified_memory and s.fit.fits == "yes":  # every layer on the card(s)
+        whole = placed(s.facts, target.placement or Placement(), s.device, s.count,
+                       base["memory_gb"], s.host, context, s.streams, s.cache_type)  # fmt: skip
+        chosen = "you" if target.placement is not None else "full"
+        base["placement"] = placement_block(whole, s.facts, s.host, model, chosen, context)
+    return s
+
+
+def _placements(
+    facts: ModelFacts, target: Target, workload: Workload, host: Host, memory_gb: float,
+    need: float, cache_type: str,
+) -> tuple[Fit, list[Placed]]:  # fmt: skip
+    """A discrete card's fit for the model: the placement the user chose, else every layer on
+    the card where it fits, else the placements that keep the most on the card (empty with a
+    'no' where none fits)."""
+    device, count = target.device, max(1, target.count)
+    context, streams = workload.context_tokens(), max(1, workload.concurrency)
+    if target.placement is not None:
+        p = placed(facts, target.placement, device, count, memory_gb, host, context, streams,
+                   cache_type)  # fmt: skip
+        if not p.fits:
+            note = no_fit_sentence(p, device, count, memory_gb, host, facts)
+            return Fit("no", 0.0, host.ram_bandwidth_bytes_per_s, host.label, note), []
+        if p.placement.is_full(facts):
+            return Fit("yes", 1.0, device.bandwidth_bytes_per_s, "bandwidth"), []
+        return hybrid_fit(p, host, facts), [p]
+    found = candidates(facts, device, count, memory_gb, host, context, streams, cache_type)
+    if not found:
+        note = nothing_fits_sentence(facts, device, count, memory_gb, host, need)
+        return Fit("no", 0.0, host.ram_bandwidth_bytes_per_s, host.label, note), []
+    return hybrid_fit(found[0], host, facts), found
+
+
+def _request_s(s: Setup, model: SpeedModel) -> float:
+    """Seconds one request of the workload takes with this setup (to choose a placement)."""
+    rate, prefill_tps, _ = _prefill(s, model)
+    d = _decode(s, model, rate)
+    prompt = s.workload.prompt_tokens / prefill_tps if prefill_tps else 0.0
+    return prompt + s.workload.answer_tokens / d.per_user_tps
 
 
 def memory_sentence(device: Device) -> str | None:
@@ -266,16 +351,26 @@ def _prefill(s: Setup, model: SpeedModel) -> tuple[float | None, float | None, f
     depth = s.workload.prefill_depth_tokens()
     flops_prefill = s.facts.flops_per_token(depth)
     rate = model.prefill_rate(s.device, s.backend, s.facts)
-    prefill_tps = model.prefill_tps(s.device, s.backend, s.facts, s.workload.prefill_test())
+    prefill_tps = model.prefill_tps(s.device, s.backend, s.facts, s.prefill_test())
     if not rate or not prefill_tps:
         return None, None, flops_prefill
     carried = s.carried(model, s.ratios.pp)
+    if s.placed is not None and s.placed.residency.hybrid:
+        # each prompt micro-batch copies the RAM-resident weights it uses to the card
+        placed_tps = model.placed_prefill_tps(
+            s.device, s.backend, s.facts, s.placed.residency, s.prefill_test(),
+            link_rate=link_rate(s.host), cpu_flops_per_s=_cpu_flops(s, model), rate=rate,
+        )  # fmt: skip
+        prefill_tps = placed_tps or prefill_tps
     rate, prefill_tps = rate * carried, prefill_tps * carried
-    if s.fit.share_on_device < 1.0 and not s.device.unified_memory:
-        # llama.cpp streams the spilled weights to the GPU for each prompt batch
-        per_batch = (1 - s.fit.share_on_device) * s.facts.weights_bytes / PCIE_BYTES_PER_S
-        prefill_tps = 1.0 / (1.0 / prefill_tps + per_batch / 512)
     return rate, prefill_tps, flops_prefill
+
+
+def _cpu_flops(s: Setup, model: SpeedModel) -> float | None:
+    """The host CPU's arithmetic rate for the weights kept in RAM, where the CPU is known."""
+    peak = s.host.cpu_peak_flops_per_s
+    share = model.decode_fit.flop_share.get("cpu")
+    return peak * share if peak and share else None
 
 
 @dataclass(frozen=True)
@@ -296,6 +391,14 @@ def _decode(s: Setup, model: SpeedModel, rate: float | None) -> _Decode:
     tg_ratio = s.carried(model, s.ratios.tg)
 
     def step(streams: int) -> Step:
+        if s.placed is not None and s.placed.residency.hybrid:
+            st = model.placed_step(
+                s.device, s.backend, s.facts, s.placed.residency, streams=streams, depth=depth,
+                compute_rate=rate, ram_rate=model.ram_stream_rate(s.host),
+                cpu_flops_per_s=_cpu_flops(s, model), cache_type=s.cache_type,
+                tg_ratio=tg_ratio,
+            )  # fmt: skip
+            return replace(st, memory_s=st.memory_s + HOP_OVERHEAD_S * (s.count - 1))
         st = model.step(
             s.device, s.backend, s.facts, streams=streams, depth=depth, compute_rate=rate,
             cache_type=s.cache_type, tg_ratio=tg_ratio, on_device=s.fit.share_on_device,
@@ -311,6 +414,8 @@ def _decode(s: Setup, model: SpeedModel, rate: float | None) -> _Decode:
     decode_tps = 1.0 / one.seconds
     per_user = aggregate = decode_tps
     limited = s.fit.spill_label if s.fit.share_on_device < 1 else "bandwidth"
+    if s.placed is not None and s.placed.residency.hybrid:
+        limited = "system RAM" if one.memory_s else limited
     step_bytes = one.bytes
     if s.streams > 1:
         many = step(s.streams)

@@ -8,6 +8,8 @@ from typing import Any
 
 from advisor.core.catalogue.device import Device
 from advisor.core.infra.errors import InputError
+from advisor.core.predict.conditions.test_point import DEFAULT_UBATCH
+from advisor.core.predict.physics.placement import Placement
 
 
 class ProjectionError(InputError):
@@ -28,9 +30,17 @@ class Target:
     count: int = 1
     backend: str | None = None
     memory_gb: float | None = None  # one memory option of the device; None: the smallest that fits
+    # where the tensors go (physics/placement): None lets the projection place the model
+    placement: Placement | None = None
+    ubatch: int = DEFAULT_UBATCH  # llama.cpp's -ub: tokens per prompt micro-batch
 
 
 TRAINED_ON = "this model was trained on"
+
+# a projection's fit in a table's words, and its order (best first)
+FIT_WORDS = {"yes": "yes", "hybrid": "card + RAM", "partial": "partly", "no": "no"}
+# ranks: a model that runs partly from system RAM runs, slower than one on the card alone
+FIT_RANK = {"yes": 0, "hybrid": 1, "partial": 1, "no": 2}
 
 
 def beyond_context_clause(context_tokens: int, trained_tokens: int) -> str:
@@ -46,7 +56,7 @@ class Projection:
     device_id: str
     count: int
     backend: str
-    fits: str  # "yes" | "partial" | "no"
+    fits: str  # "yes" | "hybrid" (card + system RAM) | "partial" (a shared memory) | "no"
     memory_gb: float
     memory_needed_bytes: float
     offloaded_share: float  # share of the bytes on the device (1.0 when it fits)
@@ -76,6 +86,9 @@ class Projection:
     published: dict[str, Any] | None = None  # the nearest shipped published figure
     # the llama.cpp builds the prediction is for: the newest in the published data
     build_era: str = ""
+    # a model placed over the card and system RAM: what lives where, the bytes a token reads
+    # from each, the command that runs it (projecting/hybrid.placement_block)
+    placement: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
 
     @property
