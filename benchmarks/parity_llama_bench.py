@@ -7,8 +7,12 @@ file with the same threads and settings for several rounds, so drift on a shared
 both alike. Prints tokens/s of each and the ratio ours / llama-bench per test.
 
     python benchmarks/parity_llama_bench.py [--rounds 3] [--reps 3] [--threads N]
+        [--gpu-layers N] [--cpu-moe N]
 
-Our side runs exactly as the app does: a child process through BenchJob.
+Our side runs exactly as the app does: a child process through BenchJob. `--cpu-moe N` keeps
+the experts of the first N layers in system RAM on both sides (llama-bench's -ncmoe N, the
+app's BenchConfig.cpu_moe) and measures a mixture-of-experts model instead of the dense ones;
+it needs a GPU build (the app refuses a hybrid placement where there is no card).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ MODELS = [
     ("llama-3.2-1b", "q4_0", None),  # 0.77 GB
     ("qwen2.5-0.5b", "q4_0", 4),  # 0.2 GB
 ]
+# with --cpu-moe: experts to keep in RAM, 6 of 48 blocks (2.5 GB, 2.0 GB of it experts)
+MOE_MODELS = [("qwen3-30b-a3b", "q4_0", 6)]
 
 
 def find_llama_bench(given: str | None = None) -> str:
@@ -56,7 +62,14 @@ def find_llama_bench(given: str | None = None) -> str:
 
 
 def run_llama_bench(
-    binary: str, model: Path, pp: int, tg: int, reps: int, threads: int, ngl: int | None = None
+    binary: str,
+    model: Path,
+    pp: int,
+    tg: int,
+    reps: int,
+    threads: int,
+    ngl: int | None = None,
+    cpu_moe: int = 0,
 ) -> dict[str, float]:
     cmd = [
         binary,
@@ -75,6 +88,8 @@ def run_llama_bench(
     ]
     if ngl is not None:
         cmd += ["-ngl", str(ngl)]
+    if cpu_moe > 0:
+        cmd += ["-ncmoe", str(cpu_moe)]  # llama-bench's --n-cpu-moe
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     rows = json.loads(out.stdout)
     result = {}
@@ -85,12 +100,19 @@ def run_llama_bench(
 
 
 def run_ours(
-    model: Path, pp: int, tg: int, reps: int, threads: int, home: str, ngl: int | None = None
+    model: Path,
+    pp: int,
+    tg: int,
+    reps: int,
+    threads: int,
+    home: str,
+    ngl: int | None = None,
+    cpu_moe: int = 0,
 ) -> dict[str, float]:
     # the same fixed number of repetitions as llama-bench's -r, like for like
     config = BenchConfig(
         model_path=str(model), n_prompt=(pp,), n_gen=(tg,), reps=reps, threads=threads,
-        adaptive_reps=False, gpu_layers=ngl,
+        adaptive_reps=False, gpu_layers=ngl, cpu_moe=cpu_moe,
     )  # fmt: skip
     final = None
     for event in BenchJob(config, home=home).events():
@@ -119,21 +141,32 @@ def main() -> int:
     ap.add_argument("--models-dir", default=str(Path(tempfile.gettempdir()) / "advisor-parity"))
     ap.add_argument("--llama-bench", help="path of a llama-bench binary (default: build one)")
     ap.add_argument("--gpu-layers", type=int, help="-ngl for both (default: each's own)")
+    ap.add_argument(
+        "--cpu-moe",
+        type=int,
+        default=0,
+        metavar="N",
+        help="experts of the first N layers in RAM for both (-ncmoe N); an MoE model",
+    )
     args = ap.parse_args()
+    if args.cpu_moe < 0:
+        ap.error("--cpu-moe takes a whole number of layers, 0 or more")
 
     binary = find_llama_bench(args.llama_bench)
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stderr.strip()
     print(f"llama-bench: {binary} ({version.splitlines()[0] if version else '?'})")
     print(
         f"threads {args.threads}, pp{args.pp}, tg{args.tg}, {args.reps} repetitions, "
-        f"{args.rounds} alternating rounds\n"
+        f"{args.rounds} alternating rounds"
+        + (f", experts of the first {args.cpu_moe} layers in RAM" if args.cpu_moe else "")
+        + "\n"
     )
     models_dir = Path(args.models_dir)
     models_dir.mkdir(parents=True, exist_ok=True)
     home = tempfile.mkdtemp(prefix="advisor-parity-home-")
 
     rows = []
-    for shape, quant, layers in MODELS:
+    for shape, quant, layers in MOE_MODELS if args.cpu_moe else MODELS:
         path = models_dir / synthetic_file_name(shape, quant, layers)
         if not path.exists():
             write_synthetic_gguf(path, shape, quant, n_layers=layers)
@@ -145,13 +178,15 @@ def main() -> int:
             for who in order:
                 if who == "theirs":
                     res = run_llama_bench(
-                        binary, path, args.pp, args.tg, args.reps, args.threads, args.gpu_layers
-                    )
+                        binary, path, args.pp, args.tg, args.reps, args.threads,
+                        args.gpu_layers, args.cpu_moe,
+                    )  # fmt: skip
                     target = theirs
                 else:
                     res = run_ours(
-                        path, args.pp, args.tg, args.reps, args.threads, home, args.gpu_layers
-                    )
+                        path, args.pp, args.tg, args.reps, args.threads, home,
+                        args.gpu_layers, args.cpu_moe,
+                    )  # fmt: skip
                     target = ours
                 for k, v in res.items():
                     target.setdefault(k, []).append(v)

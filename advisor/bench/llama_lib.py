@@ -38,6 +38,11 @@ FLASH_ATTN = {
 DEVICE_TYPES = {0: "CPU", 1: "GPU", 2: "iGPU", 3: "accelerator", 4: "meta"}
 
 _LOG_LINES: list[str] = []
+# llama.cpp's own report of each tensor a buffer override moved (a DEBUG line per tensor:
+# "tensor blk.0.ffn_up_exps.weight (... MiB q4_0) buffer type overridden to CPU"), kept apart
+# from the bounded log, whose 200 lines a large model's load would push them out of
+_OVERRIDE_LINES: list[str] = []
+OVERRIDE_MARK = "buffer type overridden to"
 _LOG_CALLBACK = None  # keep the ctypes callback alive for the life of the process
 _initialised = False
 
@@ -75,6 +80,8 @@ def init_backend(keep_log_lines: int = 200) -> None:
         if text:
             line = text.decode("utf-8", errors="replace")
             _LOG_LINES.append(line)
+            if OVERRIDE_MARK in line:
+                _OVERRIDE_LINES.append(line.strip())
             if len(_LOG_LINES) > keep_log_lines:
                 del _LOG_LINES[: len(_LOG_LINES) - keep_log_lines]
 
@@ -87,6 +94,67 @@ def init_backend(keep_log_lines: int = 200) -> None:
 def recent_log(n: int = 30) -> str:
     """The last lines llama.cpp logged: the details behind a failure."""
     return "".join(_LOG_LINES[-n:]).strip()
+
+
+def take_override_lines() -> list[str]:
+    """llama.cpp's 'buffer type overridden' lines logged since the last call (one per tensor
+    an override moved), and forget them."""
+    lines = list(_OVERRIDE_LINES)
+    _OVERRIDE_LINES.clear()
+    return lines
+
+
+# -------------------------------------------------------------------------------------------
+# tensor buffer overrides: llama_model_params.tensor_buft_overrides (llama-bench's -ot, -ncmoe)
+# -------------------------------------------------------------------------------------------
+
+
+class TensorBuftOverride(ctypes.Structure):
+    """struct llama_model_tensor_buft_override { const char * pattern; ggml_backend_buffer_type_t
+    buft; } (llama.h); llama-cpp-python declares the field but not the struct."""
+
+    _fields_ = [("pattern", ctypes.c_char_p), ("buft", ctypes.c_void_p)]
+
+
+GGML_BACKEND_DEVICE_TYPE_CPU = 0
+
+
+def cpu_buffer_type() -> int | None:
+    """ggml's CPU buffer type (ggml_backend_cpu_buffer_type(), what llama.cpp's -ncmoe and -ot
+    =CPU use), or the CPU device's buffer type; None where the build exports neither."""
+    base = _load("ggml-base")
+    if base is not None and hasattr(base, "ggml_backend_cpu_buffer_type"):
+        base.ggml_backend_cpu_buffer_type.restype = ctypes.c_void_p
+        base.ggml_backend_cpu_buffer_type.argtypes = []
+        return base.ggml_backend_cpu_buffer_type() or None
+    ggml = _load("ggml")
+    if (
+        base is None
+        or ggml is None
+        or not hasattr(ggml, "ggml_backend_dev_by_type")
+        or not hasattr(base, "ggml_backend_dev_buffer_type")
+    ):
+        return None
+    ggml.ggml_backend_dev_by_type.restype = ctypes.c_void_p
+    ggml.ggml_backend_dev_by_type.argtypes = [ctypes.c_int]
+    base.ggml_backend_dev_buffer_type.restype = ctypes.c_void_p
+    base.ggml_backend_dev_buffer_type.argtypes = [ctypes.c_void_p]
+    dev = ggml.ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)
+    return (base.ggml_backend_dev_buffer_type(dev) or None) if dev else None
+
+
+def buffer_overrides(patterns: list[str], buft: int) -> ctypes.Array[TensorBuftOverride]:
+    """The NULL-terminated override array llama.cpp reads while it loads: each pattern (a
+    regular expression on tensor names) to `buft`. The array holds its pattern strings (ctypes
+    keeps what is assigned to a c_char_p field alive with it): keep the array until the
+    model is freed."""
+    array = (TensorBuftOverride * (len(patterns) + 1))()
+    for i, pattern in enumerate(patterns):
+        array[i].pattern = pattern.encode("utf-8")
+        array[i].buft = buft
+    array[len(patterns)].pattern = None  # the terminator
+    array[len(patterns)].buft = None
+    return array
 
 
 # -------------------------------------------------------------------------------------------

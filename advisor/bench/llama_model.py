@@ -23,6 +23,16 @@ from advisor.core.infra.errors import RunError
 from advisor.core.runs.config import BenchConfig, TestSpec
 
 LIVE_EVERY_S = 0.5
+# llama.cpp's routed-expert tensors (common/common.h LLM_FFN_EXPS_REGEX): ffn_up_exps,
+# ffn_down_exps, ffn_gate_exps, the fused ffn_gate_up_exps, and the _chexps variants
+FFN_EXPS_REGEX = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"
+
+
+def cpu_moe_patterns(n_layers: int) -> list[str]:
+    r"""The tensor-name patterns llama.cpp's --n-cpu-moe N gives: one per layer il < N,
+    `blk\.{il}` + the expert regex (common/common.h llm_ffn_block_regex), each to the CPU
+    buffer type. `blk\.1\.ffn` cannot match blk.10: the dot after the number is literal."""
+    return [rf"blk\.{il}{FFN_EXPS_REGEX}" for il in range(max(0, n_layers))]
 
 
 class BenchError(RunError):
@@ -64,14 +74,23 @@ class LlamaModel:
         self._progress_cb = _progress  # keep alive while loading
         params = C.llama_model_default_params()
         params.n_gpu_layers = gpu_layers
+        # the override array (and its strings) lives as long as the model: llama.cpp reads it
+        # while it loads and keeps the params it was given
+        self._overrides = self._cpu_moe_overrides(config.cpu_moe)
+        if self._overrides is not None:
+            params.tensor_buft_overrides = ctypes.addressof(self._overrides)
         if not config.use_mmap:
             params.load_mode = C.LLAMA_LOAD_MODE_NONE
         if not config.repack and hasattr(params, "use_extra_bufts"):
             params.use_extra_bufts = False  # plain CPU weights: no AMX, no interleaving
         params.progress_callback = _progress
+        llama_lib.take_override_lines()  # only this load's report
         t0 = time.perf_counter()
         self.model = C.llama_model_load_from_file(str(path).encode("utf-8"), params)
         self.load_time_s = time.perf_counter() - t0
+        # llama.cpp's report of each tensor an override moved, e.g. "tensor
+        # blk.0.ffn_up_exps.weight (12 MiB q4_0) buffer type overridden to CPU"
+        self.overridden = tuple(llama_lib.take_override_lines())
         if not self.model:
             if cancel.is_set():
                 raise Cancelled()
@@ -84,6 +103,18 @@ class LlamaModel:
         self.n_vocab = C.llama_vocab_n_tokens(self.vocab)
         self.add_bos = bool(C.llama_vocab_get_add_bos(self.vocab))
         self.bos = C.llama_vocab_bos(self.vocab)
+
+    def _cpu_moe_overrides(self, cpu_moe: int) -> Any:
+        """The --n-cpu-moe overrides for llama_model_params, or None for none."""
+        if cpu_moe <= 0:
+            return None
+        buft = self.lib.cpu_buffer_type()
+        if buft is None:
+            raise BenchError(
+                "This llama.cpp build does not export its CPU buffer type, so the experts "
+                "cannot be kept in RAM; run without --cpu-moe."
+            )
+        return self.lib.buffer_overrides(cpu_moe_patterns(cpu_moe), buft)
 
     def new_context(self, config: BenchConfig, n_ctx: int, threads: int, n_seq: int = 1) -> Any:
         C = self.C

@@ -8,6 +8,7 @@ live in llama_model.py.
 from __future__ import annotations
 
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,13 +33,22 @@ from advisor.core.model.facts import ModelFacts
 from advisor.core.model.gguf_facts import facts_from_gguf
 from advisor.core.model.memory import memory_need
 from advisor.core.predict.advising.explain import finish_run
+from advisor.core.predict.physics.placement import Placement, residency
 from advisor.core.runs.config import BenchConfig, TestSpec
 from advisor.core.runs.events import Event, Failure, Progress
-from advisor.core.runs.preflight import Available, Plan, available_memory, plan_tests
+from advisor.core.runs.preflight import (
+    Available,
+    Plan,
+    available_memory,
+    gpu_devices,
+    placement_refusal,
+    plan_tests,
+)
 from advisor.core.runs.results import LlamaInfo, RunHardware, TestResult, new_run_id
 from advisor.core.runs.stats import enough_repetitions, summarise_samples
 
 SideChannel = Callable[[Progress], None]
+_MIB = re.compile(r"\((\d+) MiB ")  # "tensor blk.0.ffn_up_exps.weight (108 MiB q4_0) ..."
 THREADPOOL_NOTE = (
     "llama.cpp's CPU library (libggml-cpu) was not found, so the run could not attach a ggml "
     "threadpool as llama-bench does and llama.cpp used its own threads: CPU results may differ "
@@ -280,8 +290,35 @@ def _power_meter(backend: BackendInfo, gpu_layers: int) -> PowerMeter | None:
 def _plan(
     config: BenchConfig, facts: ModelFacts, backend: BackendInfo, gpu_layers: int
 ) -> tuple[Plan, Available]:
+    if refused := placement_refusal(config, facts, backend):
+        return Plan((), refused=refused), Available(None, "RAM")
     room = available_memory(backend, gpu_layers, int(psutil.virtual_memory().available))
-    return plan_tests(config, facts, config.tests(), room), room
+    on_cards = _on_cards(facts, config, backend, gpu_layers)
+    return plan_tests(config, on_cards, config.tests(), room), room
+
+
+def _on_cards(
+    facts: ModelFacts, config: BenchConfig, backend: BackendInfo, gpu_layers: int
+) -> ModelFacts:
+    """The model as the cards' memory sees it: where the placement keeps layers or experts in
+    system RAM (-ngl, --n-cpu-moe), only the weights left on the cards count against VRAM."""
+    placement = Placement(gpu_layers, config.cpu_moe)
+    if gpu_layers <= 0 or not gpu_devices(backend) or placement.is_full(facts):
+        return facts
+    return replace(facts, weights_bytes=int(residency(facts, placement).gpu_bytes))
+
+
+def _placement_note(config: BenchConfig, facts: ModelFacts, overridden: tuple[str, ...]) -> str:
+    """What llama.cpp itself reported moving to system RAM for --n-cpu-moe, in one sentence."""
+    mib = sum(int(m.group(1)) for line in overridden if (m := _MIB.search(line)))
+    layers = (
+        "every layer" if config.cpu_moe >= facts.n_layers else f"the first {config.cpu_moe} layers"
+    )
+    return (
+        f"Placement: the experts of {layers} in system RAM "
+        f"(--n-cpu-moe {config.cpu_moe}); llama.cpp moved {len(overridden)} tensors there "
+        f"({mib:,} MiB)."
+    )
 
 
 def _predicted_longest(facts: ModelFacts, config: BenchConfig, room: Available) -> int | None:
@@ -335,7 +372,10 @@ def run_benchmark(
         if not plan.ok:
             yield Failure(plan.refused, "", user_error=True)
             return
-        config = replace(config, threads=threads, gpu_layers=gpu_layers)
+        # a count past the model's layers keeps every layer's experts in RAM, as llama.cpp's
+        # --n-cpu-moe does; the run records the count that took effect
+        cpu_moe = min(config.cpu_moe, facts.n_layers)
+        config = replace(config, threads=threads, gpu_layers=gpu_layers, cpu_moe=cpu_moe)
         if config.repack and backend.has_amx:
             # llama.cpp's AMX kernels segfault at the first decode on some Intel Xeons
             # (llama.cpp issue 20824, machine-dependent, open; this project's CI VM is one),
@@ -382,6 +422,8 @@ def run_benchmark(
             notes.append(AMX_NOTE if backend.has_amx else NO_REPACK_NOTE)
         if longest is not None:
             notes.append(longest.note)
+        if config.cpu_moe:
+            notes.append(_placement_note(config, facts, llama.overridden))
         result = replace(
             result,
             notes=(*result.notes, *notes),

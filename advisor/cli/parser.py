@@ -168,6 +168,12 @@ def _bench_parser(b: argparse.ArgumentParser) -> None:
     b.add_argument("--batch", default="1", help="concurrent streams for decode, e.g. 1,4,16")
     b.add_argument("--threads", help="CPU threads (default: llama-bench's for this machine)")
     b.add_argument("--gpu-layers", help="layers on the GPU (default: all, if any GPU)")
+    b.add_argument(
+        "--cpu-moe",
+        metavar="N",
+        help="keep the experts of the first N layers in system RAM, the rest on the GPU "
+        "(llama.cpp's --n-cpu-moe; mixture-of-experts models)",
+    )
     b.add_argument("--batch-size", default="2048", help="llama.cpp n_batch")
     b.add_argument("--ubatch-size", default="512", help="llama.cpp n_ubatch")
     b.add_argument("--flash-attn", choices=("auto", "on", "off"), default="auto")

@@ -46,6 +46,9 @@ class BenchConfig:
     adaptive_reps: bool = True  # stop once the 95% interval is within +-2% (at least 2)
     threads: int | None = None  # None: llama-bench's default for this machine
     gpu_layers: int | None = None  # None: all layers when a GPU backend exists, else 0
+    # llama.cpp's --n-cpu-moe: the routed experts of the first N layers stay in system RAM,
+    # the rest of the model on the card (0: none; needs a GPU and a mixture-of-experts model)
+    cpu_moe: int = 0
     n_batch: int = 2048
     n_ubatch: int = 512
     flash_attn: str = "auto"  # "auto" | "on" | "off"
@@ -74,6 +77,8 @@ class BenchConfig:
     def __post_init__(self) -> None:
         for name in ("n_prompt", "n_gen", "depths", "batches"):
             object.__setattr__(self, name, tuple(int(v) for v in getattr(self, name)))
+        if self.cpu_moe < 0:
+            raise ValueError(f"cpu_moe counts layers and cannot be negative, not {self.cpu_moe}")
 
     def to_json(self) -> dict[str, Any]:
         return dict(to_json(self))

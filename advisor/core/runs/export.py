@@ -57,6 +57,8 @@ def _shared_flags(c: BenchConfig) -> list[str]:
         args += ["-t", str(c.threads)]
     if c.gpu_layers is not None:
         args += ["-ngl", str(c.gpu_layers)]
+    if c.cpu_moe > 0:  # llama-bench's and common/arg.cpp's spelling of --n-cpu-moe
+        args += ["-ncmoe", str(c.cpu_moe)]
     if c.n_batch != 2048:
         args += ["-b", str(c.n_batch)]
     if c.n_ubatch != 512:

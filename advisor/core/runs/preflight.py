@@ -8,6 +8,10 @@ across (their free memory summed), unified memory counted once, or free RAM on a
 
 A test that does not fit is skipped with one sentence; the others run. The user can ask to
 run it anyway (`allow_oversize`: the CLI's --allow-oversize, the app's "Run anyway").
+
+A placement llama.cpp cannot give is refused before anything loads (`placement_refusal`):
+experts kept in RAM (--cpu-moe) or layers put on a card (--gpu-layers) where there is no card,
+and experts kept in RAM for a model that has none.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from advisor.core.hardware.model import BackendInfo
+from advisor.core.hardware.model import BackendInfo, LlamaDevice
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import ModelFacts
 from advisor.core.model.memory import MARGIN, MemoryNeed, memory_need
@@ -56,12 +60,49 @@ class Plan:
         return not self.refused
 
 
+def gpu_devices(backend: BackendInfo) -> list[LlamaDevice]:
+    """The GPUs llama.cpp can put weights on (discrete and integrated)."""
+    return [d for d in backend.devices if d.type in ("GPU", "iGPU")]
+
+
+def has_gpu(backend: BackendInfo) -> bool:
+    """Can llama.cpp keep weights on a card here? A build too old to list its devices is
+    taken at its word (llama_supports_gpu_offload)."""
+    return backend.gpu_offload and (not backend.devices or bool(gpu_devices(backend)))
+
+
+def placement_refusal(
+    config: BenchConfig, facts: ModelFacts, backend: BackendInfo | None = None
+) -> str:
+    """Why llama.cpp cannot place the model as asked, in one sentence ('' where it can): experts
+    in RAM for a dense model, or a split between a card and RAM where there is no card.
+    `backend` None (not known yet) checks the model only."""
+    if config.cpu_moe > 0 and not facts.is_moe:
+        return (
+            f"{facts.name} is a dense model, with no experts to keep in RAM: --cpu-moe works "
+            "only on mixture-of-experts models; run without it."
+        )
+    if backend is None or not backend.available or has_gpu(backend):
+        return ""
+    if config.cpu_moe > 0:
+        return (
+            "This machine has no GPU for llama.cpp, so there is no card to keep the rest of "
+            "the model on: --cpu-moe needs a GPU; run without it to measure the CPU."
+        )
+    if config.gpu_layers:
+        return (
+            "This machine has no GPU for llama.cpp, so there is no card to put layers on: "
+            "--gpu-layers needs a GPU; run without it to measure the CPU."
+        )
+    return ""
+
+
 def available_memory(
     backend: BackendInfo, gpu_layers: int, ram_available_bytes: int | None
 ) -> Available:
     """What the run can use: every discrete GPU's free memory summed (llama.cpp splits the
     layers across all of them), an integrated or unified-memory GPU counted once, or RAM."""
-    gpus = [d for d in backend.devices if d.type in ("GPU", "iGPU")]
+    gpus = gpu_devices(backend)
     if gpu_layers > 0 and gpus:
         discrete = [d for d in gpus if d.type == "GPU"]
         unified = any("metal" in d.name.lower() or "mtl" in d.name.lower() for d in gpus)
