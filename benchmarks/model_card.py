@@ -15,7 +15,7 @@ import math
 import pkgutil
 import re
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,12 @@ CODE = {
     "bases": "advisor.core.predict.projecting.bases:bases_for",
     "anchors": "advisor.core.predict.projecting.anchors:published_ratios",
     "memory fit": "advisor.core.predict.physics.memory:fit_on",
+    "placement": "advisor.core.predict.physics.placement:Placement",
+    "residency": "advisor.core.predict.physics.placement:residency",
+    "link": "advisor.core.predict.physics.placement:link_bytes_per_s",
+    "hybrid shares": "advisor.core.predict.projecting.hybrid_fit:fit_shares",
+    "best placement": "advisor.core.predict.projecting.hybrid:candidates",
+    "cpu moe patterns": "advisor.bench.llama_model:cpu_moe_patterns",
 }
 
 
@@ -311,6 +317,7 @@ def render_card(model: SpeedModel, saved: dict[str, Any]) -> str:
         f"share of unified memory) decides `yes`, `partial` or `no` ({code('memory fit')})."
     )
     w("")
+    _placement_section(w, model)
     w("## The terms")
     w("")
     w("| term | how its value is set | value |")
@@ -464,6 +471,74 @@ def render_card(model: SpeedModel, saved: dict[str, Any]) -> str:
         w(f"| `{c.name}` | `{c.value}` | {c.module} | {c.why} |")
     w("")
     return "\n".join(out)
+
+
+def _placement_section(w: Callable[[str], None], model: SpeedModel) -> None:
+    """The physics of a model placed over a card and system RAM, with llama.cpp's semantics."""
+    h = model.hybrid
+    w("## A model placed over card and RAM")
+    w("")
+    w(
+        "A placement says which tensors live where "
+        f"({code('placement')}), with llama.cpp's own semantics:"
+    )
+    w("")
+    w(
+        "- `-ngl N` keeps the *first* layers on the CPU: layer `il` is on a GPU when "
+        "`il >= n_layer + 1 - N`, the output layer counting as one (src/llama-model.cpp, "
+        "`i_gpu_start = std::max(n_layer_all + 1 - n_gpu_layers, 0)`); the token table stays "
+        "in RAM, a token reading one row."
+    )
+    w(
+        "- `--n-cpu-moe N` keeps the routed experts of the *first* N layers in RAM: one buffer "
+        "override per layer, `blk\\.{i}\\.ffn_(up|down|gate|gate_up)_(ch|)exps` to the CPU "
+        "buffer type (common/common.h `llm_ffn_block_regex`, `LLM_FFN_EXPS_REGEX`; "
+        "common/arg.cpp `--n-cpu-moe`). The benchmark sets the same overrides "
+        f"({code('cpu moe patterns')}) and records llama.cpp's report of each tensor moved."
+    )
+    w("- several cards split the GPU layers in proportion to their memory (`-sm layer`).")
+    w("")
+    w(
+        "**Decode** reads each side's bytes at its own speed, one after the other (a token "
+        "passes the layers in turn); no weight crosses the bus:"
+    )
+    w("")
+    w("    1 / tokens_per_s = gpu_bytes / (bandwidth x share) + layer_cost")
+    w("                     + ram_bytes_touched / (ram_bandwidth x ram_share)")
+    w("")
+    w(
+        "- `ram_bytes_touched`: the RAM-resident dense weights, and for experts k/E of each "
+        f"CPU layer's ({code('residency')}); `ram_share`: {h.measured_ram:g} of a *measured* "
+        f"read bandwidth (the app's probe), {h.rated_ram:g} of a *rated* one (modules' speed x "
+        f"channels), fitted on published hybrid results ({code('hybrid shares')})."
+    )
+    w("")
+    w(
+        "**Prefill**: a micro-batch of 32 tokens or more runs its matrix products on the GPU "
+        "(ggml-cuda.cu `ggml_backend_cuda_device_offload_op`, `min_batch_size = 32`), copying "
+        "the RAM-resident weights it uses over the host link; of an expert tensor only the "
+        "experts the batch was routed to (ggml-backend.cpp's scheduler, `MUL_MAT_ID`):"
+    )
+    w("")
+    w("    1 / tokens_per_s = gpu_compute_per_token")
+    w("                     + copied_bytes(u) / (link_rate x link_share) / u")
+    w("    copied_bytes(u)  = dense_ram_bytes + expert_ram_bytes x (1 - (1 - k/E)^u)")
+    w("")
+    w(
+        f"- `u`: the micro-batch (`-ub`, 512 by default); `link_rate`: PCIe generation x lanes, "
+        f"one direction ({code('link')}), detected or assumed (PCIe 4.0 x16, said so); "
+        f"`link_share`: {h.link:g}, fitted on the published prefill rows."
+    )
+    w(
+        "- a placement is `hybrid` where the card holds what it is given and RAM the rest; the "
+        "app proposes the placement fastest in the card's memory "
+        f"({code('best placement')}) with its llama-server command."
+    )
+    w(
+        "- evidence: every published row against this physics, in-sample and leaving each "
+        "source out, in `benchmarks/results/hybrid-check.md` (`benchmarks/hybrid_check.py`)."
+    )
+    w("")
 
 
 def _penalties(penalties: dict[str, float]) -> str:

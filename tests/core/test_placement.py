@@ -10,7 +10,6 @@ from advisor.core.hardware.profile import Host, host_from_report
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
 from advisor.core.predict.physics.placement import (
-    LINK_COPY_SHARE,
     Placement,
     link_bytes_per_s,
     prompt_copy_bytes,
@@ -77,8 +76,8 @@ def test_streams_touch_more_experts_and_prompts_copy_what_they_touch(qwen):
 
 
 def test_link_and_ram_figures():
-    assert link_bytes_per_s(4, 16) == pytest.approx(1.969e9 * 16 * LINK_COPY_SHARE)
-    assert link_bytes_per_s(3, 4) == pytest.approx(0.985e9 * 4 * LINK_COPY_SHARE)
+    assert link_bytes_per_s(4, 16) == pytest.approx(1.969e9 * 16)
+    assert link_bytes_per_s(3, 4) == pytest.approx(0.985e9 * 4)
     assert rated_ram_bandwidth("DDR5-4800", 2) == 76.8e9
     assert rated_ram_bandwidth("ddr4-3200", 4) == 102.4e9
     with pytest.raises(ValueError, match="DDR5-4800"):

@@ -20,7 +20,8 @@ from advisor.core.model.shapes import get_shape
 from advisor.core.predict.conditions.test_point import TestPoint
 from advisor.core.predict.conditions.workloads import custom_workload
 from advisor.core.predict.fitting.shipped import load_speed_model
-from advisor.core.predict.model.speed_model import HYBRID_ROUND_TRIP_S, MEASURED_RAM_STREAM_SHARE
+from advisor.core.predict.model.hybrid_shares import LINK_SHARE, MEASURED_RAM_SHARE
+from advisor.core.predict.model.speed_model import HYBRID_ROUND_TRIP_S
 from advisor.core.predict.physics.placement import (
     ASSUMED_PCIE,
     Placement,
@@ -58,8 +59,8 @@ def bare(cat):
 
 def test_these_constants_are_the_documented_ones():
     assert (MEASURED_FLOOR, MEASURED_SINGLE_RUN, DEEP_CONTEXT) == (0.02, 0.05, 16_384)
-    # PCIe 4.0 x16 where nothing is detected: 1.969 GB/s a lane, a copy at 80% of it
-    assert link_bytes_per_s(*ASSUMED_PCIE) == pytest.approx(25.2e9, rel=1e-3)
+    # PCIe 4.0 x16 where nothing is detected: 1.969 GB/s a lane
+    assert link_bytes_per_s(*ASSUMED_PCIE) == pytest.approx(31.5e9, rel=1e-3)
     assert WIDEN == {"batch": 0.12, "depth": 0.08, "spill": 0.25, "cards": 0.10, "moe": 0.10,
                      "ram": 0.35, "link": 0.35}  # fmt: skip
 
@@ -230,7 +231,8 @@ def test_a_partly_offloaded_prefill_copies_the_cpu_layers_over_the_link(cat):
     r = residency(big, Placement(gpu_layers=n))
     assert r.cpu_other_bytes > 0 and r.cpu_expert_bytes == 0
     on_card = model.prefill_tps(card, "cuda", big, TestPoint(512))
-    expected = 512 / (512 / on_card + r.cpu_other_bytes / link_bytes_per_s(*ASSUMED_PCIE))
+    link = link_bytes_per_s(*ASSUMED_PCIE) * LINK_SHARE
+    expected = 512 / (512 / on_card + r.cpu_other_bytes / link)
     assert p.prefill_tps == pytest.approx(expected, rel=1e-12)
     assert p.decode_limited_by == "system RAM"
     # the band widens for the spill, and prefill's for the assumed link too
@@ -256,7 +258,7 @@ def test_a_hybrid_decode_step_by_hand(cat):
     used = moe.n_expert_used / moe.n_expert
     gpu_s = (r.gpu_other_bytes + r.gpu_expert_bytes * used + kv) / (gpu.bandwidth_bytes_per_s
                                                                      * 0.8)  # fmt: skip
-    cpu_s = r.cpu_expert_bytes * used / (60e9 * MEASURED_RAM_STREAM_SHARE)
+    cpu_s = r.cpu_expert_bytes * used / (60e9 * MEASURED_RAM_SHARE)
     expected = gpu_s + 0.0001 * moe.n_layers + cpu_s + HYBRID_ROUND_TRIP_S * 24
     assert p.fits == "hybrid" and r.cpu_expert_layers == 24
     assert p.decode_tps == pytest.approx(1 / expected, rel=1e-9)

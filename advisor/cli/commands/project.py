@@ -22,8 +22,7 @@ from advisor.core.predict.conditions.test_point import DEFAULT_UBATCH
 from advisor.core.predict.conditions.workloads import Workload, custom_workload, get_workload
 from advisor.core.predict.fitting.shipped import load_speed_model
 from advisor.core.predict.physics.memory import memory_sentence, offers_memory
-from advisor.core.predict.physics.placement import ALL_LAYERS, Placement
-from advisor.core.predict.projecting.hybrid import link_rate
+from advisor.core.predict.physics.placement import ALL_LAYERS, Placement, host_link_bytes_per_s
 from advisor.core.predict.projecting.projection import Projection, Target, unsupported_sentence
 from advisor.core.predict.projecting.projection_types import ProjectionError
 from advisor.core.predict.projecting.reference import Reference
@@ -205,7 +204,7 @@ def host_json(host: Host) -> dict[str, Any]:
         "ram_bandwidth_bytes_per_s": host.ram_bandwidth_bytes_per_s,
         "ram_bandwidth_basis": host.bandwidth_basis,
         "ram_description": host.ram_description,
-        "link_bytes_per_s": link_rate(host),
+        "link_bytes_per_s": host_link_bytes_per_s(host),
         "link_basis": host.link_basis,
         "cpu_id": host.cpu_id,
     }

@@ -22,13 +22,18 @@ from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.conditions.test_point import TestPoint
 from advisor.core.predict.model import efficiency as E
 from advisor.core.predict.model.bands import band_for
+from advisor.core.predict.model.hybrid_shares import HybridShares
 from advisor.core.predict.model.observations import PREDICT_AT, Observation, Published, years
 from advisor.core.predict.physics.ceilings import (
     extra_stream_weight_bytes,
     step_weight_bytes,
     usable_peak,
 )
-from advisor.core.predict.physics.placement import Residency, prompt_copy_bytes
+from advisor.core.predict.physics.placement import (
+    Residency,
+    host_link_bytes_per_s,
+    prompt_copy_bytes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -220,6 +225,8 @@ class SpeedModel:
     # dense model's, decode and prefill (bands.moe_widening)
     moe_widening: float = 0.0
     moe_widening_prefill: float = 0.0
+    # the shares of the host's RAM and link a placement over card and RAM reaches
+    hybrid: HybridShares = field(default_factory=HybridShares)
 
     # --- what the data covers ---------------------------------------------------------------
     @cached_property
@@ -379,12 +386,19 @@ class SpeedModel:
 
     # --- a model placed over a card and system RAM (physics/placement) ---------------------
     def ram_stream_rate(self, host: Host) -> float:
-        """Bytes/s llama.cpp's CPU backend streams weights from this host's RAM: a measured
-        read stream (the app's probe) at MEASURED_RAM_STREAM_SHARE of it, a rated or assumed
-        figure at the CPU backend's fitted share of a rated bandwidth."""
-        share = MEASURED_RAM_STREAM_SHARE if host.bandwidth_basis == "measured" else (
-            self.cpu_share())  # fmt: skip
+        """Bytes/s llama.cpp's CPU backend streams weights from this host's RAM beside a card:
+        a measured read stream (the app's probe) or a rated (or assumed) figure, each at its
+        share, fitted on published hybrid results (model/hybrid_shares.py)."""
+        if host.bandwidth_basis == "measured":
+            share = self.hybrid.measured_ram
+        else:
+            share = self.hybrid.rated_ram
         return host.ram_bandwidth_bytes_per_s * share
+
+    def link_rate(self, host: Host) -> float:
+        """Bytes/s a prompt's copy of RAM-resident weights to the card reaches: the link's
+        rated rate at its fitted share."""
+        return host_link_bytes_per_s(host) * self.hybrid.link
 
     def placed_step(
         self,
@@ -459,9 +473,6 @@ class SpeedModel:
 
 
 DEFAULT_ATTENTION_SHARE = 0.5  # before any depth data is loaded
-# llama.cpp's CPU backend streams weights at about this share of the read bandwidth the app's
-# probe measures (both read whole cache lines in order; the kernels interleave arithmetic)
-MEASURED_RAM_STREAM_SHARE = 0.85
 # a layer whose experts stay in RAM sends its activations to the CPU and back once a token
 # (two small copies and a synchronisation)
 HYBRID_ROUND_TRIP_S = 30e-6

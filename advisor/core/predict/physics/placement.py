@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
 
 ALL_LAYERS = 999  # -ngl 999: every layer on the GPU(s), as llama.cpp's `-ngl 99` habit says
@@ -211,15 +212,23 @@ def prompt_copy_bytes(r: Residency, batch_tokens: int) -> float:
 
 # GB/s per lane, one direction, by PCIe generation (128b/130b encoding from generation 3)
 PCIE_GBS_PER_LANE = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
-# a host-to-device copy reaches about this share of the link's rate (pinned-memory copies;
-# measured CUDA bandwidthTest figures run at 80-85% of the encoded rate)
-LINK_COPY_SHARE = 0.8
 ASSUMED_PCIE = (4, 16)  # where nothing is detected: a PCIe 4.0 x16 slot
 
 
 def link_bytes_per_s(gen: int, lanes: int) -> float:
-    """The rate a host-to-device copy reaches over PCIe of this generation and width."""
-    return PCIE_GBS_PER_LANE.get(gen, PCIE_GBS_PER_LANE[4]) * lanes * 1e9 * LINK_COPY_SHARE
+    """The rated one-way rate of a PCIe link of this generation and width (a copy reaches a
+    share of it: SpeedModel.link_rate)."""
+    return PCIE_GBS_PER_LANE.get(gen, PCIE_GBS_PER_LANE[4]) * lanes * 1e9
+
+
+def host_link_bytes_per_s(host: Host) -> float:
+    """The host link's rated one-way rate: the user's figure, the link detected, or a PCIe 4.0
+    x16 slot."""
+    if host.link_gbs:
+        return host.link_gbs * 1e9
+    if host.pcie_gen and host.pcie_lanes:
+        return link_bytes_per_s(host.pcie_gen, host.pcie_lanes)
+    return link_bytes_per_s(*ASSUMED_PCIE)
 
 
 def rated_ram_bandwidth(memory: str, channels: int) -> float:

@@ -25,10 +25,9 @@ from advisor.core.predict.physics.memory import (
     usable_memory_bytes,
 )
 from advisor.core.predict.physics.placement import (
-    ASSUMED_PCIE,
     Placement,
     Residency,
-    link_bytes_per_s,
+    host_link_bytes_per_s,
     residency,
 )
 
@@ -147,16 +146,6 @@ def nothing_fits_sentence(facts: ModelFacts, device: Device, count: int, memory_
     )
 
 
-def link_rate(host: Host) -> float:
-    """Bytes/s a host-to-device copy reaches: the user's figure, the link detected, or a PCIe
-    4.0 x16 slot."""
-    if host.link_gbs:
-        return host.link_gbs * 1e9
-    if host.pcie_gen and host.pcie_lanes:
-        return link_bytes_per_s(host.pcie_gen, host.pcie_lanes)
-    return link_bytes_per_s(*ASSUMED_PCIE)
-
-
 CHOSEN_BY = {
     "you": "you",
     "full": "the app (every layer fits on the card)",
@@ -186,7 +175,8 @@ def placement_block(
         "ram_bandwidth_bytes_per_s": host.ram_bandwidth_bytes_per_s,
         "ram_bandwidth_basis": host.bandwidth_basis,
         "ram_stream_bytes_per_s": model.ram_stream_rate(host),
-        "link_bytes_per_s": link_rate(host),
+        "link_bytes_per_s": host_link_bytes_per_s(host),
+        "link_copy_bytes_per_s": model.link_rate(host),
         "link_basis": host.link_basis,
     }
 

@@ -44,7 +44,6 @@ from advisor.core.predict.projecting.hybrid import (
     Placed,
     candidates,
     hybrid_fit,
-    link_rate,
     no_fit_sentence,
     nothing_fits_sentence,
     placed,
@@ -191,7 +190,7 @@ def project(
               host, ubatch=target.ubatch)  # fmt: skip
     s = _place(s, target, options, model, base, notes)
     rate, prefill_tps, flops_prefill = _prefill(s, model)
-    decode = _decode(s, model, rate)
+    decode = _decode(s, model, rate, prefill_tps)
     bases = bases_for(s, model, reference, notes)
     if device.unified_memory and not s.own_device and (sentence := memory_sentence(device)):
         notes.append(sentence)
@@ -359,7 +358,7 @@ def _prefill(s: Setup, model: SpeedModel) -> tuple[float | None, float | None, f
         # each prompt micro-batch copies the RAM-resident weights it uses to the card
         placed_tps = model.placed_prefill_tps(
             s.device, s.backend, s.facts, s.placed.residency, s.prefill_test(),
-            link_rate=link_rate(s.host), cpu_flops_per_s=_cpu_flops(s, model), rate=rate,
+            link_rate=model.link_rate(s.host), cpu_flops_per_s=_cpu_flops(s, model), rate=rate,
         )  # fmt: skip
         prefill_tps = placed_tps or prefill_tps
     rate, prefill_tps = rate * carried, prefill_tps * carried
@@ -383,8 +382,12 @@ class _Decode:
     bytes_per_step: float
 
 
-def _decode(s: Setup, model: SpeedModel, rate: float | None) -> _Decode:
-    """Decode at the workload's depth: one stream, and all of the workload's streams."""
+def _decode(
+    s: Setup, model: SpeedModel, rate: float | None, prefill_tps: float | None = None
+) -> _Decode:
+    """Decode at the workload's depth: one stream, and all of the workload's streams, whose
+    tokens in all never outrun the device's own prompt batch (`prefill_tps`: a full batch's
+    per-layer costs and depth included, which the step's floor leaves out)."""
     depth = s.workload.decode_depth_tokens()
     kv_per_stream = s.facts.kv_cache_bytes(depth, s.cache_type)
     kv_penalty = s.ratios.kv_seconds_per_byte if s.own_device else 0.0
@@ -422,6 +425,9 @@ def _decode(s: Setup, model: SpeedModel, rate: float | None) -> _Decode:
         aggregate = s.streams / many.seconds
         per_user = aggregate / s.streams
         limited, step_bytes = many.limited_by, many.bytes
+        if prefill_tps and aggregate > prefill_tps:
+            aggregate, limited = prefill_tps, "compute"
+            per_user = aggregate / s.streams
     return _Decode(decode_tps, per_user, aggregate, limited, kv_per_stream, step_bytes)
 
 
