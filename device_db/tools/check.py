@@ -11,6 +11,8 @@ Checks, over every file in device_db/devices/*.json:
   * bus width x data rate agrees with memory_bandwidth_gbs (within 3 %) unless `derived`
     explains the bandwidth; CPU records also agree with channels x 64-bit x data rate;
   * the FP16-accumulate tensor figure is not below the FP32-accumulate one;
+  * pcie_gen and pcie_lanes come together, with a source listing both, and only on discrete
+    add-in cards: never on a laptop GPU, iGPU, SoC, CPU or an SXM/OAM module;
   * every device named in shared/reference/llamacpp_calibration.csv maps to a record with
     the same bandwidth (the mapping table is CALIBRATION_MAP below).
 
@@ -133,6 +135,45 @@ def peak_errors(d: dict) -> list[str]:
     return errors
 
 
+# Classes whose records can be add-in PCIe cards; the datacenter ones also hold modules, named
+# as such (SXM, OAM) or listed below, which plug into a board, not a slot
+ADD_IN_CARD_CLASSES = frozenset({
+    "nvidia_consumer", "nvidia_workstation", "nvidia_datacenter", "amd_consumer",
+    "amd_workstation", "amd_datacenter", "intel_arc",
+})  # fmt: skip
+MODULE_IDS = frozenset({
+    "nvidia-b200",  # SXM6 (HGX B200)
+    "amd-instinct-mi250x", "amd-instinct-mi325x", "amd-instinct-mi350x",
+    "amd-instinct-mi355x",  # OAM
+    "amd-instinct-mi300a",  # an APU in a socket
+})  # fmt: skip
+PCIE_FIELDS = ("pcie_gen", "pcie_lanes")
+
+
+def is_module(d: dict) -> bool:
+    """An SXM/OAM module (or a socketed APU): no add-in card, so no PCIe link of its own."""
+    words = " ".join([d.get("id", ""), d.get("name", ""), *d.get("aliases", [])])
+    return d.get("id") in MODULE_IDS or bool(re.search(r"\b(sxm\d*|oam)\b", words, re.I))
+
+
+def pcie_errors(d: dict) -> list[str]:
+    """The card's host link: both fields or neither, with a source listing both, and only on
+    a discrete add-in card."""
+    given = [f for f in PCIE_FIELDS if d.get(f) is not None]
+    if not given:
+        return []
+    errors = []
+    if len(given) == 1:
+        missing = next(f for f in PCIE_FIELDS if f not in given)
+        errors.append(f"{given[0]} without {missing}")
+    if d.get("class") not in ADD_IN_CARD_CLASSES or is_module(d):
+        errors.append(f"a PCIe link on {d.get('class')} {d.get('name')}, which is no add-in card")
+    cited = [s for s in d.get("sources", []) if set(given) <= set(s.get("fields", []))]
+    if not cited:
+        errors.append(f"{' and '.join(given)} without a source listing them")
+    return errors
+
+
 def backend_path_errors(db_dir: Path, schema_fields: set[str]) -> list[str]:
     """Every backend-path rule has a source, a known backend and weights kind, and names
     only peak fields the catalogue has."""
@@ -236,6 +277,7 @@ def check(db_dir: Path, calibration: Path | None) -> int:
         if not d.get("sources"):
             errors.append(f"{fname}: {rid}: no sources")
         errors += [f"{fname}: {rid}: {e}" for e in peak_errors(d)]
+        errors += [f"{fname}: {rid}: {e}" for e in pcie_errors(d)]
 
     if calibration and calibration.exists():
         with calibration.open(newline="") as fh:
