@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core.catalogue.catalogue import Catalogue
+from advisor.core.hardware.profile import Host, MachineProfile
 from advisor.core.infra.atomic import atomic_write_bytes
 from advisor.core.infra.errors import AdvisorError, os_reason
 from advisor.core.infra.paths import AppPaths
@@ -40,7 +41,7 @@ from advisor.usecases.about import AboutFacts, about_facts, known_backend, llama
 from advisor.usecases.bench_config import BenchChoices, bench_config
 from advisor.usecases.charts import RunCurves, run_curves
 from advisor.usecases.compare import ProjectionTable, projection_table, verdict, verdict_source
-from advisor.usecases.machine import detect_machine
+from advisor.usecases.machine import detect_machine, with_choices
 from advisor.usecases.notices import app_notices
 from advisor.usecases.upgrade import Projected, project_candidates
 
@@ -345,6 +346,12 @@ class AppServices(WorkloadServices):
 
     # --- projections -------------------------------------------------------------------
 
+    def _host(self, profile: MachineProfile) -> Host:
+        """The computer the projected cards sit in: this machine's, with the user's choices
+        (the Upgrade and Compare pages' RAM fields) over what was detected."""
+        c = self.state.host_choice
+        return with_choices(profile.host, ram_gb=c.ram_gb, ram_bandwidth_gbs=c.ram_bandwidth_gbs)
+
     def _reference(self) -> Reference | None:
         """The shown run as the projections' reference, on the device it was measured on
         (a run from History may come from another machine): the one answer the command line
@@ -358,12 +365,14 @@ class AppServices(WorkloadServices):
             return
         facts, reference = choice.facts, self._reference()
 
+        host = self._host(profile)
+
         def work() -> ProjectionTable:
             return projection_table(
                 facts,
                 workload,
                 catalogue=self.catalogue,
-                host=profile.host,
+                host=host,
                 reference=reference,
                 this_machine=profile,
                 speed_model=self.speed_model(),
@@ -384,11 +393,13 @@ class AppServices(WorkloadServices):
         if choice is None or profile is None or target is None:
             return
         reference = self._reference()
-        source = verdict_source(reference, profile)
+        source = verdict_source(reference, profile, self._host(profile))
+
+        host = self._host(profile)
 
         def work() -> Verdict:
             return verdict(
-                choice.facts, source, Target(target), workload, host=profile.host,
+                choice.facts, source, Target(target), workload, host=host,
                 reference=reference, speed_model=self.speed_model(),
             )  # fmt: skip
 
@@ -407,9 +418,11 @@ class AppServices(WorkloadServices):
         facts, reference, run = choice.facts, self._reference(), self.state.run
         watts = _measured_decode_watts(run)
 
+        host = self._host(profile)
+
         def work() -> Projected:
             return project_candidates(
-                facts, workload, catalogue=self.catalogue, host=profile.host,
+                facts, workload, catalogue=self.catalogue, host=host,
                 reference=reference, this_machine=profile, include_pro=include_pro,
                 measured_watts=watts, speed_model=self.speed_model(),
             )  # fmt: skip
@@ -429,11 +442,14 @@ class AppServices(WorkloadServices):
         if choice is None or profile is None:
             return
         reference = self._reference()
-        source = verdict_source(reference, profile)
+        source = verdict_source(reference, profile, self._host(profile))
+
+        host = self._host(profile)
 
         def work() -> Verdict:
             return verdict(
-                choice.facts, source, target, workload, host=profile.host, reference=reference,
+                choice.facts, source, target, workload, host=host,
+                reference=reference,
                 speed_model=self.speed_model(),
             )  # fmt: skip
 

@@ -30,7 +30,8 @@ class CandidateTableModel(_Table):
         "Wait before the first word appears (for many users at once: the last one's wait).",
         "Writing speed each user sees, tokens per second; hover for the likely range.",
         "This machine's time per answer divided by this device's.",
-        "Double-click to enter the price you would pay (per card); it is remembered.",
+        "Double-click to enter the price you would pay (per card); it is remembered. An "
+        "upgrade of your PC (RAM, a second card) is priced from the card's and the RAM kit's.",
         "Price divided by the extra decode tokens per second over this machine.",
         "Power under load: measured on this machine by its run, else from the board power (TDP).",
         "Electricity for this workload's requests a month, at your price per kWh.",
@@ -103,7 +104,9 @@ class CandidateTableModel(_Table):
 
     def flags(self, index: QtCore.QModelIndex) -> QtCore.Qt.ItemFlag:
         base = super().flags(index)
-        if index.column() == self.PRICE:
+        # a card's price is the user's to set; an upgrade of the computer is priced from the
+        # card's and the RAM kit's
+        if index.column() == self.PRICE and self.row_object(index.row()).kind == "card":
             return base | QtCore.Qt.ItemFlag.ItemIsEditable
         return base
 

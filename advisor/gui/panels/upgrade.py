@@ -7,6 +7,7 @@ budget and the electricity price only re-rank them, on the GUI thread, in a few 
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +17,12 @@ from advisor.core.predict.advising.feel import READING_TPS
 from advisor.core.predict.advising.verdict import Verdict
 from advisor.core.predict.conditions.workloads import Workload
 from advisor.gui import workload_choice
+from advisor.gui.host_fields import HostFields
 from advisor.gui.panels.candidates import CandidateTableModel
 from advisor.gui.panels.charts import _palette_colours, _plot
 from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
 from advisor.gui.services import AppServices
-from advisor.gui.table_models import FIT_COLOURS, OBJECT_ROLE
+from advisor.gui.table_models import FIT_COLOURS, FIT_WORDS, OBJECT_ROLE
 from advisor.gui.widgets import heading, muted, value_label
 from advisor.usecases.report_card import CardFacts, report_card_html
 from advisor.usecases.upgrade import (
@@ -30,6 +32,7 @@ from advisor.usecases.upgrade import (
     best_within_budget,
     enough_for_less,
     for_less_sentence,
+    placement_lines,
     rank_candidates,
     why_no_pick,
 )
@@ -104,6 +107,8 @@ class UpgradePanel(QtWidgets.QWidget):
             row.addWidget(QtWidgets.QLabel(label))
             row.addWidget(widget)
         row.addWidget(self.pro)
+        self.host = HostFields(self.state)
+        row.addWidget(self.host)
         row.addStretch(1)
         row.addWidget(self.report_button)
         row.addWidget(self.full_button)
@@ -153,6 +158,7 @@ class UpgradePanel(QtWidgets.QWidget):
             self.state.model_changed,
             self.state.machine_changed,
             self.state.run_changed,
+            self.state.host_changed,
         ):
             signal.connect(self.refresh)
 
@@ -239,7 +245,11 @@ class UpgradePanel(QtWidgets.QWidget):
             self.table.horizontalHeader().setResizeContentsPrecision(RESIZE_ROWS)
             self.table.resizeColumnsToContents()
             header = self.table.horizontalHeader()
-            header.resizeSection(0, min(header.sectionSize(0), 230))
+            header.resizeSection(0, min(header.sectionSize(0), 300))
+            # room for the widest fit word ("card + RAM"), whatever the first rows held
+            widest = max(self.table.fontMetrics().horizontalAdvance(w) for w in FIT_WORDS.values())
+            fits = CandidateTableModel.FITS
+            header.resizeSection(fits, max(header.sectionSize(fits), widest + 16))
         self._draw_chart()
         best = self.pick()
         if best is not None:
@@ -286,7 +296,9 @@ class UpgradePanel(QtWidgets.QWidget):
                 )
                 if x
             )
-            base = f"measured on {run.device_name}: {measured}"
+            other = run.model.name != choice.facts.name  # a run of another model, carried over
+            model = f" with {run.model.name}" if other else ""
+            base = f"measured{model} on {run.device_name}: {measured}"
         else:
             base = "predicted (run a benchmark, step 3, to measure this machine)"
         caption = f"<b>{choice.label}</b> on <b>{profile.name}</b>, {base}."
@@ -324,6 +336,9 @@ class UpgradePanel(QtWidgets.QWidget):
                 f"{w.label}: {fmt_seconds(chosen.projection.request_s)} per answer instead of "
                 f"{fmt_seconds(mine.request_s)}."
             )
+        if placed := placement_lines(chosen):
+            sentence, command = placed
+            lines.append(f"{html.escape(sentence)}<br><code>{html.escape(command)}</code><br>")
         cheaper = (
             enough_for_less(self.ranking, w.streamed)
             if self.ranking and lead != "Selected"
