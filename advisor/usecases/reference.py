@@ -3,13 +3,11 @@ or an export), or a device and speeds typed on the command line."""
 
 from __future__ import annotations
 
-import json
-import os
-import stat
 from pathlib import Path
 
 from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.infra.errors import InputError
+from advisor.core.infra.safe_json import read_json_file
 from advisor.core.infra.serde import DataError
 from advisor.core.infra.validate import number
 from advisor.core.model.facts import ModelFacts
@@ -25,24 +23,17 @@ CEILING_SLACK = 1.10  # a measured decode up to 10% above the spec ceiling is ac
 
 
 def read_run_file(path: str) -> RunResult:
-    """A saved run from a file: a regular file under the size cap, every field checked."""
+    """A saved run from a file: a regular file under the size cap, read by the one JSON
+    reader (a byte-order mark accepted; nesting and huge numbers refused), every field
+    checked."""
     p = Path(path).expanduser()
     shown = p.name[:80] or str(p)[:80]
-    try:
-        info = os.stat(p)
-    except OSError as exc:
-        raise InputError(f"The run file {shown} cannot be opened ({exc.strerror}).") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"{shown} is not a regular file; give a run saved as .json.")
-    if info.st_size > MAX_RUN_FILE_BYTES:
-        raise InputError(
-            f"{shown} is {info.st_size / 1e6:,.0f} MB, far larger than a saved run; give a run "
-            "saved by 'advisor bench --json' or exported from History."
-        )
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{shown} is not a readable JSON run file ({exc}).") from None
+    data = read_json_file(
+        p,
+        what=f"The run file {shown}",
+        max_bytes=MAX_RUN_FILE_BYTES,
+        advice="give a run saved by 'advisor bench --json' or exported from History",
+    )
     if isinstance(data, list):  # an export of several runs: the first
         if not data:
             raise InputError(f"{shown} holds no runs.")
