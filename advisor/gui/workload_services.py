@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from advisor.core.infra import notices
 from advisor.core.predict.model.speed_model import SpeedModel
 from advisor.gui.tasks import run_compute, run_task
 from advisor.usecases.sizing import (
@@ -39,6 +40,8 @@ class WorkloadServices:
 
         def done(saved: dict) -> None:
             self.state.set_saved_workloads(saved)
+            for sentence in notices.take():  # a damaged file or record set aside: said once
+                self.errors.report(sentence)
 
         run_task(
             lambda: saved_workloads(self.paths),

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from advisor.core.infra import notices
 from advisor.core.infra.lookup import closest, did_you_mean, normalise_key
 from advisor.core.infra.paths import AppPaths
 from advisor.core.predict.conditions.workloads import (
@@ -62,8 +63,34 @@ def as_workload(saved: SavedWorkload) -> Workload:
 
 
 def saved_workloads(paths: AppPaths) -> dict[str, SavedWorkload]:
-    """The saved workloads by name (empty when there are none or the file was set aside)."""
-    return workload_store(paths).load()
+    """The saved workloads by name (the good ones, when some were damaged and set aside:
+    the front end is told in one sentence, through `notices`)."""
+    store = workload_store(paths)
+    items = store.load()
+    if store.notice:
+        notices.tell(store.notice)
+    return items
+
+
+def set_aside_files(paths: AppPaths) -> list[Path]:
+    """Damaged saved-workload files and records set aside earlier (kept, never deleted)."""
+    folder = workload_store(paths).path.parent
+    try:
+        return sorted(folder.glob("workloads.corrupt-*"))
+    except OSError:
+        return []
+
+
+def set_aside_sentence(paths: AppPaths) -> str:
+    """Where set-aside workloads are, in a sentence ('' when there are none)."""
+    aside = set_aside_files(paths)
+    if not aside:
+        return ""
+    what = "1 file" if len(aside) == 1 else f"{len(aside)} files"
+    return (
+        f"Workloads set aside as damaged are kept in {aside[0].parent} ({what} named "
+        "workloads.corrupt-*)."
+    )
 
 
 def find_saved(name: str, paths: AppPaths) -> SavedWorkload | None:
@@ -89,10 +116,12 @@ def resolve_workload(name: str, paths: AppPaths | None) -> Workload:
     close = [choices[c] for c in closest(key, choices, n=2, cutoff=0.3)]
     hint = did_you_mean(close[0], close) if close else ""
     names = [*PRESETS, *saved]
+    aside = set_aside_sentence(paths)
     raise UnknownWorkloadError(
         f"Unknown workload '{name}'.{hint} Choose one of: {', '.join(names)}, or custom"
         + ("" if saved else "; 'advisor workload import FILE' adds your own")
         + "."
+        + (f" {aside}" if aside else "")
     )
 
 
@@ -153,7 +182,10 @@ def import_workload(
             counter.close()
     if name is None:
         return Imported(stats, None, None)
-    saved = workload_store(paths).save(name, stats)
+    store = workload_store(paths)
+    saved = store.save(name, stats)
+    if store.notice:
+        notices.tell(store.notice)
     return Imported(stats, saved, as_workload(saved))
 
 

@@ -42,6 +42,8 @@ from advisor.usecases.workloads import (
     find_saved,
     import_workload,
     saved_workloads,
+    set_aside_files,
+    set_aside_sentence,
     tokens_basis,
     workload_store,
 )
@@ -138,18 +140,18 @@ def _stats_text(name: str, s: TrafficStats) -> str:
 
 def _list() -> Output:
     paths = app_paths()
-    store = workload_store(paths)
-    items = store.load()
+    items = saved_workloads(paths)  # a damaged file or record is set aside and told
+    aside = set_aside_sentence(paths)
     data = {
         "workloads": [
             {**v.to_json(), "workload": as_workload(v).to_json()} for v in items.values()
         ],
-        "notice": store.notice,
+        "set_aside": [str(p) for p in set_aside_files(paths)],
     }
 
     def text() -> str:
         if not items:
-            return (store.notice + "\n" if store.notice else "") + (
+            return (aside + "\n" if aside else "") + (
                 "No saved workloads; 'advisor workload import FILE' adds one."
             )
         rows = []
@@ -158,10 +160,11 @@ def _list() -> Output:
             rows.append((v.name, v.stats.format, f"{v.stats.requests:,}", w.prompt_tokens,
                          w.answer_tokens, w.history_tokens, w.concurrency,
                          w.requests_per_day))  # fmt: skip
-        return format_table(
+        table = format_table(
             ("name", "from", "requests", "prompt", "answer", "history", "at once", "per day"),
             rows, right=(2, 3, 4, 5, 6, 7),
         )  # fmt: skip
+        return table + (f"\n{aside}" if aside else "")
 
     return Output(data, text)
 

@@ -1,8 +1,16 @@
 """Saved named workloads (statistics and numbers, never text) in one JSON file.
 
-Writes are atomic: a temporary file in the same folder, fsync, then os.replace, so a crash
-leaves the previous content whole. A file that cannot be read is set aside under a unique
-name (never overwritten) and the store starts empty, saying so once in `notice`.
+The file follows the discipline of every file the app owns (`advisor.core.infra.owned`):
+
+- every change (save, delete, healing) is a read-modify-write under the file's inter-process
+  lock, so imports started at the same moment (a script, `xargs -P`, the app beside the
+  command line) each add their workload and none is lost;
+- writes are atomic: a crash leaves the previous content whole;
+- every record is checked field by field when read (`saved.saved_from_json`). A damaged record
+  is moved by itself to a file of its own (workloads.corrupt-<time>-<random>.json) and the
+  others load; a file that is damaged as a whole (not JSON, nested absurdly deep, not the
+  expected shape, a folder in its place) is moved aside the same way and the store starts
+  empty. Either way `notice` holds one sentence saying what was set aside and where.
 """
 
 from __future__ import annotations
@@ -10,57 +18,44 @@ from __future__ import annotations
 import json
 import os
 import time
-import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor.core.infra.atomic import atomic_write_bytes
+from advisor.core.infra.filelock import locked
+from advisor.core.infra.owned import (
+    DAMAGED,
+    MISSING,
+    OK,
+    aside_path,
+    read_owned,
+    set_aside,
+    write_owned,
+)
+from advisor.core.infra.serde import DataError, json_safe
 from advisor.core.traffic.derive import TrafficStats, workload_numbers
-from advisor.core.traffic.errors import WorkloadNameError
+from advisor.core.traffic.saved import (
+    MAX_NAME_CHARS,
+    SavedWorkload,
+    saved_from_json,
+    validate_name,
+)
 
 SCHEMA = 1
-MAX_NAME_CHARS = 60
+MAX_STORE_BYTES = 32 * 1024 * 1024  # a workload is about 2 kB: room for thousands
+
+__all__ = ["MAX_NAME_CHARS", "SavedWorkload", "WorkloadStore", "validate_name"]
 
 
-@dataclass(frozen=True)
-class SavedWorkload:
-    """A named workload derived from traffic: its statistics and the Workload numbers."""
+@dataclass
+class _Read:
+    """The file as read: its good records, the damaged ones (raw, with why), or a reason the
+    whole file is damaged, or a reason it cannot be read now."""
 
-    name: str
-    stats: TrafficStats
-    numbers: dict[str, int | None]
-    saved_at_s: float
-
-    def to_json(self) -> dict[str, Any]:
-        """A dict of JSON types."""
-        return {
-            "name": self.name,
-            "stats": self.stats.to_json(),
-            "numbers": dict(self.numbers),
-            "saved_at_s": self.saved_at_s,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SavedWorkload:
-        """Back from `to_json`."""
-        return cls(
-            name=str(data["name"]),
-            stats=TrafficStats.from_json(data["stats"]),
-            numbers=dict(data["numbers"]),
-            saved_at_s=float(data["saved_at_s"]),
-        )
-
-
-def validate_name(name: str) -> str:
-    """The name without surrounding blanks, or WorkloadNameError with one sentence."""
-    clean = name.strip() if isinstance(name, str) else ""
-    if not 1 <= len(clean) <= MAX_NAME_CHARS or not clean.isprintable():
-        raise WorkloadNameError(
-            f"A workload name needs 1 to {MAX_NAME_CHARS} printable characters; "
-            "choose another name."
-        )
-    return clean
+    items: dict[str, SavedWorkload] = field(default_factory=dict)
+    bad: dict[str, tuple[Any, str]] = field(default_factory=dict)
+    whole: str = ""  # why the whole file is damaged
+    unreadable: str = ""  # why it cannot be read now (left alone)
 
 
 class WorkloadStore:
@@ -68,55 +63,113 @@ class WorkloadStore:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.notice: str | None = None  # one sentence when a corrupt file was set aside
+        self.notice: str | None = None  # one sentence when something was set aside
+
+    # --- reading --------------------------------------------------------------------------
 
     def load(self) -> dict[str, SavedWorkload]:
-        """All saved workloads by name; a corrupt file is set aside and reads as empty."""
-        try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return {}
-        try:
-            data = json.loads(raw.decode("utf-8"))
-            items = data["workloads"]
-            return {name: SavedWorkload.from_json(item) for name, item in items.items()}
-        except (ValueError, KeyError, TypeError, AttributeError):
-            aside = self._set_aside()
+        """All good saved workloads by name. Damage is healed (set aside, said in `notice`)."""
+        read = self._read()
+        if read.whole or read.bad:
+            try:
+                with locked(self.path):
+                    read = self._read()  # again: another process may have healed it meanwhile
+                    self._heal(read)
+            except OSError as exc:  # the folder cannot be written: the good records still load
+                self.notice = self._unhealed_notice(read, exc)
+        elif read.unreadable:
             self.notice = (
-                f"The saved workloads file could not be read, so it was kept as {aside.name} "
+                f"The saved workloads file {self.path} {read.unreadable}; it is left as it is."
+            )
+        return read.items
+
+    def _read(self) -> _Read:
+        owned = read_owned(self.path, max_bytes=MAX_STORE_BYTES)
+        if owned.state == MISSING:
+            return _Read()
+        if owned.state == DAMAGED:
+            return _Read(whole=owned.reason)
+        if owned.state != OK:
+            return _Read(unreadable=owned.reason)
+        data = owned.value
+        items = data.get("workloads") if isinstance(data, dict) else None
+        if not isinstance(items, dict):
+            return _Read(whole="is not in the expected form (no list of workloads)")
+        read = _Read()
+        for key, raw in items.items():
+            try:
+                saved = saved_from_json(raw, key)
+            except DataError as exc:
+                read.bad[key] = (raw, str(exc))
+                continue
+            read.items[saved.name] = saved
+        return read
+
+    # --- healing --------------------------------------------------------------------------
+
+    def _heal(self, read: _Read) -> None:
+        """Set aside what `read` found damaged (the lock is held) and say so in `notice`."""
+        if read.whole:
+            aside = set_aside(self.path)
+            kept = f"kept as {aside.name}" if aside else "left where it is (it cannot be moved)"
+            self.notice = (
+                f"The saved workloads file {read.whole}, so it was {kept} in {self.path.parent} "
                 "and a new one was started."
             )
-            return {}
+            return
+        if not read.bad:
+            return
+        aside = aside_path(self.path)
+        doc = {"schema": SCHEMA, "workloads": dict((k, v[0]) for k, v in read.bad.items())}
+        write_owned(aside, _encode(doc), what="A damaged workload", kept="the others load")
+        self._write(read.items)
+        names = ", ".join(f"'{k}'" for k in list(read.bad)[:3])
+        first_reason = next(iter(read.bad.values()))[1]
+        what = "workload" if len(read.bad) == 1 else "workloads"
+        self.notice = (
+            f"The saved {what} {names} could not be read ({first_reason}), so "
+            f"{'it was' if len(read.bad) == 1 else 'they were'} set aside in {aside.name} in "
+            f"{self.path.parent}; the others load as before."
+        )
+
+    def _unhealed_notice(self, read: _Read, exc: OSError) -> str:
+        what = f"file {read.whole}" if read.whole else f"{len(read.bad)} damaged workload(s)"
+        return (
+            f"The saved workloads {what}, and could not be set aside ({exc}); the good ones load."
+        )
+
+    # --- changing -------------------------------------------------------------------------
 
     def save(self, name: str, stats: TrafficStats, now_s: float | None = None) -> SavedWorkload:
-        """Save (or replace) the workload `name` from `stats`."""
+        """Save (or replace) the workload `name` from `stats`, under the file's lock.
+        StorageError (one sentence naming the folder) when it cannot be written; the saved
+        workloads are then as they were."""
         clean = validate_name(name)
         item = SavedWorkload(
             clean, stats, workload_numbers(stats), time.time() if now_s is None else now_s
         )
-        items = self.load()
-        items[clean] = item
-        self._write(items)
+        with locked(self.path):
+            read = self._read()
+            self._heal(read)
+            read.items[clean] = item
+            self._write(read.items, what=f"The workload '{clean}'")
         return item
 
     def delete(self, name: str) -> bool:
-        """Remove `name`; False if there was no such workload."""
-        items = self.load()
-        if items.pop(name.strip(), None) is None:
-            return False
-        self._write(items)
+        """Remove `name` under the file's lock; False if there was no such workload."""
+        with locked(self.path):
+            read = self._read()
+            self._heal(read)
+            if read.items.pop(name.strip(), None) is None:
+                return False
+            self._write(read.items, what=f"Deleting the workload '{name.strip()}'")
         return True
 
-    def _write(self, items: dict[str, SavedWorkload]) -> None:
+    def _write(self, items: dict[str, SavedWorkload], what: str = "The saved workloads") -> None:
         doc = {"schema": SCHEMA, "workloads": {k: v.to_json() for k, v in sorted(items.items())}}
-        data = json.dumps(doc, indent=1, ensure_ascii=False).encode("utf-8")
-        atomic_write_bytes(self.path, data)
+        write_owned(self.path, _encode(doc), what=what,
+                    kept="your saved workloads are as they were")  # fmt: skip
 
-    def _set_aside(self) -> Path:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        while True:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{uuid.uuid4().hex[:8]}")
-            if not aside.exists():
-                break
-        os.replace(self.path, aside)
-        return aside
+
+def _encode(doc: dict[str, Any]) -> bytes:
+    return json.dumps(json_safe(doc), indent=1, ensure_ascii=False, allow_nan=False).encode("utf-8")

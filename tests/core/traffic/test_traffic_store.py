@@ -75,7 +75,8 @@ def test_a_crash_while_writing_keeps_the_previous_content(tmp_path, stats, monke
     monkeypatch.undo()
 
     assert path.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["workloads.json"]  # no temp left
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == ["workloads.json", "workloads.json.lock"]  # no temp left; the lock file stays
     assert list(WorkloadStore(path).load()) == ["first"]
 
 
@@ -109,3 +110,109 @@ def test_a_corrupt_file_is_set_aside_under_a_new_name_each_time(tmp_path, stats)
     }
     store.save("fresh", stats)
     assert json.loads(path.read_text())["workloads"]["fresh"]["numbers"]["concurrency"] == 2
+
+
+def _two_saved(path, stats) -> dict:
+    store = WorkloadStore(path)
+    store.save("kept", stats, now_s=1.0)
+    store.save("damaged", stats, now_s=2.0)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _damage_record(doc: dict, how: str) -> str:
+    record = doc["workloads"]["damaged"]
+    if how == "wrong type":
+        record["stats"]["requests"] = "many"
+    elif how == "missing key":
+        del record["numbers"]["prompt_tokens"]
+    elif how == "NaN":
+        record["stats"]["prompt_tokens_p90"] = float("nan")
+    elif how == "out of range":
+        record["stats"]["idle_share"] = 7.5
+    elif how == "deep nesting":
+        record["stats"]["notes"] = [[[[[[[[[[[[["x"]]]]]]]]]]]]]
+    elif how == "huge number":
+        return json.dumps(doc).replace('"saved_at_s": 2.0', '"saved_at_s": ' + "9" * 400)
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize(
+    "how", ["wrong type", "missing key", "NaN", "out of range", "deep nesting", "huge number"]
+)
+def test_a_damaged_record_is_set_aside_by_itself_and_the_rest_load(tmp_path, stats, how):
+    path = tmp_path / "workloads.json"
+    doc = _two_saved(path, stats)
+    text = _damage_record(doc, how)
+    if how == "huge number":  # the whole file is refused: no JSON reader takes that number
+        path.write_text(text, encoding="utf-8")
+        store = WorkloadStore(path)
+        assert store.load() == {}
+        assert "20 digits" in store.notice and one_sentence(store.notice)
+        return
+    path.write_text(text, encoding="utf-8")
+    store = WorkloadStore(path)
+    assert list(store.load()) == ["kept"]
+    assert store.notice and "'damaged'" in store.notice and one_sentence(store.notice)
+    (aside,) = tmp_path.glob("workloads.corrupt-*.json")
+    assert aside.name in store.notice
+    assert "damaged" in json.loads(aside.read_text())["workloads"]  # kept, not lost
+    again = WorkloadStore(path)
+    assert list(again.load()) == ["kept"] and again.notice is None  # healed once, for good
+    assert list(json.loads(path.read_text())["workloads"]) == ["kept"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["folder", "[" * 100_000, '{"schema": 1, "workloads": [1, 2]}', '{"schema": 1, "work',
+     "\ufeff\x00\x00binary"],
+    ids=["folder", "deep nesting", "wrong shape", "truncated", "binary"],
+)  # fmt: skip
+def test_a_file_damaged_as_a_whole_is_set_aside_and_says_where(tmp_path, stats, content):
+    path = tmp_path / "workloads.json"
+    if content == "folder":
+        path.mkdir()
+        (path / "inside.txt").write_text("kept")
+    else:
+        path.write_text(content, encoding="utf-8")
+    store = WorkloadStore(path)
+    assert store.load() == {}
+    assert store.notice and one_sentence(store.notice), store.notice
+    (aside,) = tmp_path.glob("workloads.corrupt-*")
+    assert aside.name in store.notice and str(tmp_path) in store.notice
+    if content == "folder":
+        assert (aside / "inside.txt").read_text() == "kept"
+    store.save("fresh", stats)
+    assert list(WorkloadStore(path).load()) == ["fresh"]
+
+
+def test_a_full_disk_while_saving_is_one_sentence_naming_the_folder(tmp_path, stats, monkeypatch):
+    path = tmp_path / "workloads.json"
+    WorkloadStore(path).save("first", stats, now_s=1.0)
+    before = path.read_bytes()
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store_module.os, "fsync", full)
+    with pytest.raises(OSError) as info:
+        WorkloadStore(path).save("second", stats)
+    monkeypatch.undo()
+    message = str(info.value)
+    assert "the disk is full" in message and str(tmp_path) in message and one_sentence(message)
+    assert path.read_bytes() == before
+
+
+def test_an_unwritable_folder_still_loads_the_good_records(tmp_path, stats, monkeypatch):
+    from advisor.core.infra import filelock
+
+    path = tmp_path / "workloads.json"
+    doc = _two_saved(path, stats)
+    path.write_text(_damage_record(doc, "wrong type"), encoding="utf-8")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(filelock.os, "open", refuse)
+    store = WorkloadStore(path)
+    assert list(store.load()) == ["kept"]
+    assert "could not be set aside" in store.notice
