@@ -8,10 +8,27 @@ it once and maps errors to exit codes.
 
 from __future__ import annotations
 
+import errno
+import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from advisor.core.infra.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, AdvisorError
+from advisor.cli.output import printable
+from advisor.core.infra import notices
+from advisor.core.infra.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_OK,
+    AdvisorError,
+    os_reason,
+)
+
+# errors of the machine the user runs on, not of the program
+USER_SITUATIONS = {
+    getattr(errno, name, None)
+    for name in ("ENOSPC", "EACCES", "EPERM", "EROFS", "ENOTDIR", "EISDIR", "ENAMETOOLONG",
+                 "ENOENT", "EDQUOT", "EIO", "EMFILE", "ENFILE", "EBUSY", "ETXTBSY", "ELOOP")
+} - {None}  # fmt: skip
 
 COMMANDS = (
     "detect",
@@ -37,18 +54,58 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command of the `advisor` command line; the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _terminate_through_cleanup()
+    _start_logging()
+    notices.take()  # a sentence left by an earlier command of this process is not this one's
     try:
-        return _dispatch(argv)
+        code = _dispatch(argv)
     except AdvisorError as exc:
-        print(f"advisor: {exc}", file=sys.stderr)
+        _say(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        print("advisor: cancelled.", file=sys.stderr)
+        _say("cancelled.")
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        if exc.errno not in USER_SITUATIONS:
+            return _report_bug(exc, argv)
+        # a full disk, a permission, a read-only folder: the user's situation, not a bug
+        logging.getLogger("advisor.cli").info("%s in %s", exc, argv, exc_info=True)
+        _say(os_error_sentence(exc))
+        return EXIT_FAILED
     except Exception as exc:  # a bug of ours: one line for the user, the traceback in the log
         return _report_bug(exc, argv)
+    for note in notices.take():
+        print(f"advisor: note: {printable(note)}", file=sys.stderr)
+    return code
+
+
+def _say(sentence: str) -> None:
+    """The one line on stderr: the sentence, then whatever was told meanwhile (a damaged
+    file set aside) in the same line, every control character escaped."""
+    told = " ".join(notices.take())
+    print(f"advisor: {printable(sentence)}" + (f" {printable(told)}" if told else ""),
+          file=sys.stderr)  # fmt: skip
+
+
+def os_error_sentence(exc: OSError) -> str:
+    """One sentence for an OSError that reached the top: which file or folder, and why."""
+    where = exc.filename if exc.filename is not None else "A file the app needs"
+    return (
+        f"{where} cannot be used ({os_reason(exc)}); check it, free some space, or set "
+        "ADVISOR_HOME to another folder."
+    )
+
+
+def _start_logging() -> None:
+    """The log, opened at the start (never in the middle of reporting a failure)."""
+    import contextlib
+
+    from advisor.core.infra.logs import setup_logging
+    from advisor.core.infra.paths import app_paths
+
+    with contextlib.suppress(Exception):  # it never raises; if it did, the command still runs
+        setup_logging(app_paths(), component="cli")
 
 
 def _terminate_through_cleanup() -> None:
@@ -95,28 +152,26 @@ def _dispatch(argv: list[str]) -> int:
 def _report_bug(exc: Exception, argv: list[str]) -> int:
     """An unexpected error: one line on stderr with the log's path (or stderr alone when the
     log cannot be written), the traceback in the log."""
-    import logging
-
-    from advisor.core.infra.logs import setup_logging
-    from advisor.core.infra.paths import app_paths
-
     where = ""
     try:
-        from advisor.core.infra.logs import logging_to_file
+        from advisor.core.infra.logs import log_file_in_use, setup_logging
+        from advisor.core.infra.paths import app_paths
 
         paths = app_paths()
         setup_logging(paths, component="cli")
-        if logging_to_file():
-            logging.getLogger("advisor.cli").exception("unexpected error in %s", argv)
-            where = f"; details are in {paths.log_file}"
+        log_file = log_file_in_use()
+        if log_file is not None:
+            logging.getLogger("advisor.cli").error(
+                "unexpected error in %s", argv, exc_info=(type(exc), exc, exc.__traceback__)
+            )
+            where = f"; details are in {log_file}"
         else:
             where = f"; no details were kept (the log folder {paths.logs} cannot be used)"
     except Exception:  # nothing more to tell: the one sentence below still goes out
         pass
-    print(
-        f"advisor: unexpected error ({exc.__class__.__name__}: {exc}){where}. This is a bug; "
-        "please report it.",
-        file=sys.stderr,
+    _say(
+        f"unexpected error ({exc.__class__.__name__}: {exc}){where}. This is a bug; "
+        "please report it."
     )
     return EXIT_FAILED
 

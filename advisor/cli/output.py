@@ -28,13 +28,27 @@ class Output:
 
 
 def render(output: Output, as_json: bool) -> None:
-    """Print a command's output: JSON (NaN and infinity as null) or its text."""
+    """Print a command's output: JSON (NaN and infinity as null) or its text, in which a
+    control character from the data (a device name with a terminal escape) is shown escaped."""
     if as_json:
         print(json.dumps(json_safe(to_json(output.data)), indent=2, ensure_ascii=False))
     else:
         text = output.text()
         if text:
-            print(text)
+            print(printable(text, keep_lines=True))
+
+
+def printable(text: str, *, keep_lines: bool = False) -> str:
+    """`text` with every control character (a newline, unless `keep_lines`; a terminal
+    escape; a carriage return) written as its escape (\\n, \\x1b): what comes from a file or
+    an argument can neither break the one-line rule nor drive the terminal."""
+    if text.isprintable():
+        return text
+    keep = "\n\t" if keep_lines else ""
+    return "".join(
+        c if c.isprintable() or c in keep else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )
 
 
 def format_table(
