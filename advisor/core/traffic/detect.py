@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any
 
+from advisor.core.infra.safe_json import JsonRefused, decode_at
 from advisor.core.traffic.errors import TrafficImportError
 from advisor.core.traffic.records import (
     CHATGPT_EXPORT,
@@ -15,7 +15,7 @@ from advisor.core.traffic.records import (
     OPEN_WEBUI_EXPORT,
     OPENAI_JSONL,
 )
-from advisor.core.traffic.streaming import TRUNCATED, check_regular_file
+from advisor.core.traffic.streaming import TRUNCATED, check_regular_file, open_for_reading
 
 HEAD_BYTES = 1 << 20
 FIRST_ITEM_BYTES = 8 << 20
@@ -37,7 +37,7 @@ _OPENAI_KEYS = {"custom_id", "request", "response", "reqPayload", "choices", "me
 def detect_format(path: str | os.PathLike[str]) -> str:
     """One of the five format names, or a TrafficImportError with one sentence."""
     size = check_regular_file(path)
-    with open(path, "rb") as fh:
+    with open_for_reading(path) as fh:
         head = fh.read(min(size, FIRST_ITEM_BYTES))
     _reject_binary(head[:HEAD_BYTES])
     text = head.decode("utf-8-sig", "replace")
@@ -105,8 +105,10 @@ def _detect_array(text: str, complete: bool) -> str:
     if body.startswith("]"):
         raise TrafficImportError("The file holds an empty list: there is nothing to import.")
     try:
-        first, _ = json.JSONDecoder().raw_decode(body)
-    except json.JSONDecodeError:
+        first, _ = decode_at(body)
+    except JsonRefused:
+        return _guess_from_keys(body)  # a hostile first item: the reader skips it
+    except ValueError:
         if complete:
             raise TrafficImportError(TRUNCATED) from None
         return _guess_from_keys(body)  # the first item is larger than the head
@@ -126,25 +128,30 @@ def _guess_from_keys(body: str) -> str:
 
 
 def _detect_object(text: str, complete: bool) -> str:
-    decoder = json.JSONDecoder()
     lines = [ln.rstrip() for ln in text.split("\n", 50)[:50] if ln.strip()]
     for i, line in enumerate(lines[:20]):
         if not line.startswith("{"):
             continue  # JSON Lines start every record at the left margin
         try:
-            obj, end = decoder.raw_decode(line)
-        except json.JSONDecodeError:
-            continue  # a broken first line of JSON Lines: try the next ones
+            obj, end = decode_at(line)
+        except ValueError:
+            continue  # a broken (or hostile) first line of JSON Lines: try the next ones
         whole = complete and len(lines) == 1
         found = classify(obj, whole_file=whole)
         if found == OPENAI_JSONL or (found is not None and i == 0):
             return found  # JSON Lines, or a document written on one line
     try:
-        obj, end = decoder.raw_decode(text)
-    except json.JSONDecodeError as exc:
+        obj, end = decode_at(text)
+    except JsonRefused as exc:
+        raise TrafficImportError(
+            f"The file {exc.reason}, which no real export or log does; it may be damaged, so "
+            "export it again."
+        ) from None
+    except ValueError as exc:
         if not complete:
             return _guess_document(text)  # larger than the head: judge by its keys
-        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated"):
+        pos = getattr(exc, "pos", 0)
+        if pos >= len(text.rstrip()) or getattr(exc, "msg", "").startswith("Unterminated"):
             raise TrafficImportError(TRUNCATED) from None
         raise TrafficImportError(UNKNOWN) from None
     found = classify(obj, whole_file=complete and not text[end:].strip())

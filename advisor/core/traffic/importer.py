@@ -25,7 +25,12 @@ from advisor.core.traffic.records import (
     OPENAI_JSONL,
     Turn,
 )
-from advisor.core.traffic.streaming import Progress, ReadContext, check_regular_file
+from advisor.core.traffic.streaming import (
+    Progress,
+    ReadContext,
+    check_regular_file,
+    open_for_reading,
+)
 from advisor.core.traffic.tokens import EstimatedCounter, TokenCounter, count_turns
 
 Reader = Callable[[IO[bytes], ReadContext], Iterator[Turn]]
@@ -58,14 +63,32 @@ def import_traffic(
     fmt = fmt or detect_format(path)
     counter = counter or EstimatedCounter()
     ctx = ReadContext(total, progress, cancel)
-    with open(path, "rb") as fh:
+    with open_for_reading(path) as fh:
         counted = count_turns(READERS[fmt](fh, ctx), counter)
         stats = derive_stats(counted, fmt, counter.name, 0, ())
+        shrunk = shrink_sentence(fh, total)
     ctx.finish()
-    notes = list(ctx.notes)
+    notes = [shrunk] if shrunk else []
+    notes += ctx.notes
     if ctx.malformed:
         notes.insert(0, malformed_sentence(ctx.malformed, fmt))
     return replace(stats, malformed_skipped=ctx.malformed, notes=(*notes, *stats.notes))
+
+
+def shrink_sentence(fh: IO[bytes], started_bytes: int) -> str:
+    """A note when the file got shorter while it was read (a log rotated or truncated by the
+    program writing it): what was read may end early ('' when it did not shrink)."""
+    try:
+        now = os.fstat(fh.fileno()).st_size
+    except (OSError, ValueError, AttributeError):
+        return ""
+    if now >= started_bytes:
+        return ""
+    return (
+        f"The file shrank from {started_bytes:,} to {now:,} bytes while it was read (something "
+        "was writing to it), so its last requests may be missing; import it again when "
+        "nothing writes to it."
+    )
 
 
 def malformed_sentence(n: int, fmt: str) -> str:

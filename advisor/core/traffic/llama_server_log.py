@@ -32,6 +32,17 @@ _TIMING = re.compile(
     r"^\s*(prompt eval|eval|total) time\s*=\s*([\d.]+)\s*ms\s*/\s*(\d+)\s*(?:tokens|runs)"
 )
 _N_PROMPT = re.compile(r"(?:n_prompt_tokens|task\.n_tokens)\s*=\s*(\d+)")
+MAX_DIGITS = 15  # no token count, slot, task or minute in a real log needs more
+
+
+def _whole(text: str | None) -> int:
+    """A whole number from the log; ValueError for one longer than any real log writes (the
+    line is then skipped as malformed)."""
+    if text is None:
+        return 0
+    if len(text) > MAX_DIGITS:
+        raise ValueError("a number longer than any real log writes")
+    return int(text)
 
 
 @dataclass
@@ -59,7 +70,7 @@ class _LogState:
     def clock(self, groups: tuple[str | None, ...]) -> float | None:
         if groups[0] is None:
             return None
-        m, s, ms, us = (int(g or 0) for g in groups)
+        m, s, ms, us = (_whole(g) for g in groups)
         t = m * 60 + s + ms / 1e3 + us / 1e6
         if t + 1.0 < self.last_s - self.offset_s:  # the server restarted: times start again
             self.offset_s = self.last_s
@@ -74,7 +85,7 @@ class _LogState:
         if task is None:
             self.cut_off.add(task_id)
             return None
-        kind, n = match.group(1), int(match.group(3))
+        kind, n = match.group(1), _whole(match.group(3))
         if kind == "prompt eval":
             task.prompt_eval = n
         elif kind == "eval":
@@ -106,23 +117,11 @@ def read_turns(fh: IO[bytes], ctx: ReadContext) -> Iterator[Turn]:
     """One turn per finished task (request); timing lines that fit no task are skipped."""
     state = _LogState(ctx)
     for raw in iter_lines(fh, ctx):
-        line = _ANSI.sub("", raw).rstrip("\r\n")
-        prefix = _PREFIX.match(line)
-        now = state.clock(prefix.groups()) if prefix else None
-        rest = line[prefix.end() :] if prefix else line
-        slot = _SLOT.match(rest)
-        if slot is None:
-            timing = _TIMING.match(rest)
-            if timing is not None:
-                turn = state.timing(state.timing_task, timing)
-                if turn is not None:
-                    yield turn
-            elif "server is listening" in rest:
-                state.cut_off.update(state.tasks)  # a restart ends what was running
-                state.tasks.clear()
-                state.running = 0
+        try:
+            turn = _line(state, _ANSI.sub("", raw).rstrip("\r\n"))
+        except ValueError:  # a number no real log writes (5,000 digits): a malformed line
+            ctx.skip()
             continue
-        turn = _slot_line(state, slot, now)
         if turn is not None:
             yield turn
     for task_id in [k for k, t in state.tasks.items() if t.released]:
@@ -135,8 +134,26 @@ def read_turns(fh: IO[bytes], ctx: ReadContext) -> Iterator[Turn]:
         ctx.notes.append(f"{what} cut off by the start or end of the log were left out.")
 
 
+def _line(state: _LogState, line: str) -> Turn | None:
+    """What one line of the log adds: a finished request, or nothing yet."""
+    prefix = _PREFIX.match(line)
+    now = state.clock(prefix.groups()) if prefix else None
+    rest = line[prefix.end() :] if prefix else line
+    slot = _SLOT.match(rest)
+    if slot is not None:
+        return _slot_line(state, slot, now)
+    timing = _TIMING.match(rest)
+    if timing is not None:
+        return state.timing(state.timing_task, timing)
+    if "server is listening" in rest:
+        state.cut_off.update(state.tasks)  # a restart ends what was running
+        state.tasks.clear()
+        state.running = 0
+    return None
+
+
 def _slot_line(state: _LogState, slot: re.Match[str], now: float | None) -> Turn | None:
-    func, task_id, msg = slot.group(1), int(slot.group(3)), slot.group(4)
+    func, task_id, msg = slot.group(1), _whole(slot.group(3)), slot.group(4)
     if task_id < 0:
         return None
     if func.startswith("launch_slot") and msg.startswith("processing task"):
@@ -146,7 +163,7 @@ def _slot_line(state: _LogState, slot: re.Match[str], now: float | None) -> Turn
     task = state.tasks.get(task_id)
     if "new prompt" in msg and task is not None:
         n = _N_PROMPT.search(msg)
-        task.n_prompt = int(n.group(1)) if n else None
+        task.n_prompt = _whole(n.group(1)) if n else None
         return None
     timing = _TIMING.match(msg)
     if timing is not None:

@@ -16,12 +16,12 @@ messages plus its answer continues that conversation, so only its new messages a
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from advisor.core.infra.safe_json import loads
 from advisor.core.traffic.records import Turn
 from advisor.core.traffic.streaming import ReadContext, as_int, iter_lines, parse_time
 from advisor.core.traffic.tokens import MAX_OPEN_CONVERSATIONS
@@ -48,7 +48,7 @@ def read_turns(fh: IO[bytes], ctx: ReadContext) -> Iterator[Turn]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads(line)  # the one reader: a nesting bomb or huge number is one bad line
         except ValueError:
             ctx.skip()
             continue
@@ -75,7 +75,7 @@ def read_turns(fh: IO[bytes], ctx: ReadContext) -> Iterator[Turn]:
 def _maybe_json(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in "{[":
         try:
-            return json.loads(value)
+            return loads(value)
         except ValueError:
             return value
     return value

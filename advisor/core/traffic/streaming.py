@@ -18,6 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
+from advisor.core.infra.errors import os_reason
+from advisor.core.infra.safe_json import JsonRefused, decode_at, value_end
 from advisor.core.traffic.errors import Cancelled, TrafficImportError
 
 CHUNK_BYTES = 1 << 20
@@ -43,7 +45,7 @@ def check_regular_file(path: str | os.PathLike[str]) -> int:
         raise TrafficImportError(f"There is no file at {p}; choose an existing file.") from None
     except OSError as exc:
         raise TrafficImportError(
-            f"{p} cannot be read ({exc.strerror}); check its permissions."
+            f"{p} cannot be read ({os_reason(exc)}); check its permissions."
         ) from None
     if not stat.S_ISREG(st.st_mode):
         raise TrafficImportError(
@@ -54,6 +56,18 @@ def check_regular_file(path: str | os.PathLike[str]) -> int:
             "The file is empty; export the traffic again, or choose another file."
         )
     return st.st_size
+
+
+def open_for_reading(path: str | os.PathLike[str]) -> IO[bytes]:
+    """The file opened for reading in binary, or a TrafficImportError saying why it cannot be
+    (a llama-server log owned by a service account: permission denied)."""
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise TrafficImportError(
+            f"{Path(path)} cannot be read ({os_reason(exc)}); check its permissions, or copy "
+            "it somewhere you can read it."
+        ) from None
 
 
 class ReadContext:
@@ -119,7 +133,6 @@ class JsonStream:
         self._fh = fh
         self._ctx = ctx
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")("replace")
-        self._json = json.JSONDecoder()
         self._buf = ""
         self._pos = 0
         self._eof = False
@@ -150,15 +163,16 @@ class JsonStream:
         return self._peek()
 
     def _value(self, limit: int, too_large: str) -> Any:
+        """The next value; JsonRefused (too deep, a huge number) when it is one to skip."""
         while True:
             try:
-                value, end = self._json.raw_decode(self._buf, self._pos)
-            except json.JSONDecodeError as exc:
+                value, end = decode_at(self._buf, self._pos)
+            except JsonRefused:
+                raise
+            except ValueError as exc:  # cut off by the end of the buffer, or bad JSON
                 if self._eof:
                     raise _decode_error(exc, self._buf) from None
-                if len(self._buf) - self._pos > limit:
-                    raise TrafficImportError(too_large) from None
-                self._fill(max(CHUNK_BYTES, len(self._buf) - self._pos))
+                self._grow(limit, too_large)
                 continue
             if end == len(self._buf) and not isinstance(value, dict | list) and not self._eof:
                 self._fill()  # a number may go on in the next chunk
@@ -166,8 +180,29 @@ class JsonStream:
             self._pos = end
             return value
 
+    def _grow(self, limit: int, too_large: str) -> None:
+        """Read more of a value that does not fit the buffer yet; the buffer never holds more
+        than `limit` characters of one value (the cap is checked before reading, not after)."""
+        held = len(self._buf) - self._pos
+        want = min(max(CHUNK_BYTES, held), limit - held)
+        if want <= 0:
+            raise TrafficImportError(too_large)
+        self._fill(want)
+
+    def _skip_value(self, limit: int, too_large: str) -> None:
+        """Step over the value at the read position without decoding it."""
+        while True:
+            end = value_end(self._buf, self._pos)
+            if end is not None:
+                self._pos = end
+                return
+            if self._eof:
+                raise TrafficImportError(TRUNCATED)
+            self._grow(limit, too_large)
+
     def elements(self) -> Iterator[Any]:
-        """The elements of the top-level array, one at a time."""
+        """The elements of the top-level array, one at a time; an element nested absurdly deep
+        or holding a huge number is skipped and counted, like any malformed item."""
         if self._peek() != "[":
             raise TrafficImportError("The file is not a JSON list; choose the exported file.")
         self._pos += 1
@@ -180,7 +215,11 @@ class JsonStream:
         while True:
             if self._peek() == "":
                 raise TrafficImportError(TRUNCATED)
-            yield self._value(MAX_ELEMENT_BYTES, too_large)
+            try:
+                yield self._value(MAX_ELEMENT_BYTES, too_large)
+            except JsonRefused:
+                self._skip_value(MAX_ELEMENT_BYTES, too_large)
+                self._ctx.skip()
             self._ctx.advance(self.bytes_read)
             sep = self._peek()
             if sep == ",":
@@ -195,16 +234,29 @@ class JsonStream:
                 )
 
     def document(self) -> Any:
-        """The file's single JSON value, read whole (bounded by MAX_DOCUMENT_BYTES)."""
+        """The file's single JSON value, read whole (bounded by MAX_DOCUMENT_BYTES, checked
+        against the file's size before any of it is read)."""
         too_large = (
             f"The file is larger than {MAX_DOCUMENT_BYTES >> 20} MB, more than this format's "
             "reader holds at once; import a smaller file."
         )
+        if self._ctx.total_bytes > MAX_DOCUMENT_BYTES:
+            raise TrafficImportError(too_large)
         self._peek()
-        return self._value(MAX_DOCUMENT_BYTES, too_large)
+        try:
+            return self._value(MAX_DOCUMENT_BYTES, too_large)
+        except JsonRefused as exc:
+            raise TrafficImportError(
+                f"The file {exc.reason}, which no real export does; it may be damaged, so "
+                "export it again."
+            ) from None
 
 
-def _decode_error(exc: json.JSONDecodeError, text: str) -> TrafficImportError:
+def _decode_error(exc: ValueError, text: str) -> TrafficImportError:
+    if not isinstance(exc, json.JSONDecodeError):
+        return TrafficImportError(
+            "The file is not valid JSON; it may be damaged, so export it again."
+        )
     if exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip()):
         return TrafficImportError(TRUNCATED)
     return TrafficImportError(
