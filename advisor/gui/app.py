@@ -57,7 +57,7 @@ def build_window(
         paths=paths,
         catalogue=load_catalogue(),
         history=History(paths.data / "runs"),
-        settings=SettingsStore.open(paths.settings_file, background=True),
+        settings=_open_settings(paths, errors),
         state=state,
         bench=service_overrides.pop("bench", None) or BenchController(),
         errors=errors,
@@ -68,10 +68,43 @@ def build_window(
     window = MainWindow(services, banner, qsettings)
     if services.settings.notice:  # a damaged settings file: said once, the app goes on
         errors.report(services.settings.notice)
+        _tell_settings_reset(window, services.settings.notice)
     # after the first paint: fitting while the window builds would slow the start-up
     QtCore.QTimer.singleShot(1000, services.warm_up)
     QtCore.QTimer.singleShot(0, services.load_workloads)
     return window, services
+
+
+def _open_settings(paths: AppPaths, errors: ErrorReporter) -> SettingsStore:
+    """The settings, whatever their file holds: the app always starts. A damaged file is set
+    aside by the store itself; anything else going wrong (a bug of ours) starts with the
+    defaults and says so, rather than leaving the person without a window."""
+    try:
+        store = SettingsStore.open(paths.settings_file, background=True)
+    except Exception:
+        log.exception("the settings could not be opened; starting with the defaults")
+        store = SettingsStore(
+            paths.settings_file,
+            notice="Your settings could not be read, so the defaults are used for now; this is "
+            f"a bug, and details are in {paths.log_file}.",
+            background=True,
+        )
+    store.on_write_error = errors.report
+    return store
+
+
+def _tell_settings_reset(window: MainWindow, notice: str) -> None:
+    """A dialog saying which settings were reset and where the old file is kept; it does not
+    block the window, and opens once the window is on screen."""
+    box = QtWidgets.QMessageBox(
+        QtWidgets.QMessageBox.Icon.Information,
+        "Settings reset",
+        notice,
+        QtWidgets.QMessageBox.StandardButton.Ok,
+        window,
+    )
+    box.setObjectName("SettingsResetDialog")
+    QtCore.QTimer.singleShot(0, box.open)
 
 
 def run_app(model: str | None = None, argv: list[str] | None = None) -> int:

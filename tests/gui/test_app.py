@@ -351,6 +351,7 @@ def test_a_settings_file_with_a_wrong_type_opens_with_defaults_and_a_notice(make
     from advisor.core.infra.paths import app_paths
 
     settings = app_paths().ensure().settings_file
+    settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({"reps": "7", "workload": "summarise", "theme": 3}))
     window, services = make_window()
     assert services.settings.current.reps == 5  # the bad field falls back to its default

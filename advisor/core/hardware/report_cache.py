@@ -15,6 +15,7 @@ from typing import Any
 
 from advisor.core.hardware.model import HardwareReport
 from advisor.core.infra.atomic import atomic_write_text
+from advisor.core.infra.owned import DAMAGED, MISSING, OK, read_owned, set_aside
 from advisor.core.infra.serde import DataError, from_json, json_safe
 
 HARDWARE_CACHE_MAX_AGE_S = 24 * 3600
@@ -31,11 +32,16 @@ def load_cached_report(
     path: Path, max_age_s: float = HARDWARE_CACHE_MAX_AGE_S
 ) -> HardwareReport | None:
     """The cached report, or None when there is none, it is damaged or it is too old."""
+    owned = read_owned(path, max_bytes=MAX_CACHE_BYTES)
+    if owned.state != OK:
+        if owned.state != MISSING:
+            log.info("hardware cache %s ignored (%s); detecting again", path, owned.reason)
+        if owned.state == DAMAGED and path.is_dir():
+            set_aside(path)  # a folder in its place would stop every later save of the cache
+        return None
     try:
-        if not path.is_file() or path.stat().st_size > MAX_CACHE_BYTES:
-            return None
-        report = report_from_json(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, DataError) as exc:
+        report = report_from_json(owned.value)
+    except (ValueError, DataError) as exc:
         log.info("hardware cache %s ignored (%s); detecting again", path, exc)
         return None
     if report.detected_at is None or time.time() - report.detected_at > max_age_s:

@@ -19,7 +19,7 @@ APP_AUTHOR = "LLMHardwareAdvisor"
 
 @dataclass(frozen=True)
 class AppPaths:
-    """The app's folders. Create them with `ensure()` before writing."""
+    """The app's folders. Create data and cache with `ensure()` before writing."""
 
     data: Path
     cache: Path
@@ -47,11 +47,14 @@ class AppPaths:
         return self.cache / "hardware.json"
 
     def ensure(self) -> AppPaths:
-        """Create the folders; one that cannot be (a file stands there, no permission, a
-        read-only disk) raises StorageError with the folder and the reason."""
+        """Create the folders commands write into (data, cache); one that cannot be (a file
+        stands there, no permission, a read-only disk) raises StorageError with the folder
+        and the reason. The log and config folders are made by their writers when first
+        written (the log falls back to stderr, settings say so in one sentence), so a stray
+        file named `config` or `logs` never stops a command that does not use it."""
         from advisor.core.infra.errors import StorageError, os_reason
 
-        for p in (self.data, self.cache, self.logs, self.config, self.synthetic_models):
+        for p in (self.data, self.cache, self.synthetic_models):
             try:
                 p.mkdir(parents=True, exist_ok=True)
             except OSError as exc:

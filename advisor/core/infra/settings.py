@@ -1,10 +1,12 @@
 """User preferences: a typed dataclass with defaults, a schema version and migration, stored
 as JSON (atomically). Meanings are stored, never widget indices.
 
-The file is the app's own and heals itself: a file that cannot be read, or a field of the
-wrong type or out of range ("reps": "5"), never stops the app. The bad field falls back to its
-default, the file is kept aside under a name of its own (every copy kept), and the store
-carries one sentence (`notice`) for the front end to tell the user, once.
+The file is the app's own and heals itself: a file that cannot be read (not JSON, nested
+absurdly deep, a folder in its place), or a field of the wrong type or out of range ("reps":
+"5"), never stops the app. The bad field falls back to its default, the file is kept aside
+under a name of its own (every copy kept), and the store carries one sentence (`notice`) for
+the front end to tell the user, once. A change is written under the file's lock, merged into
+what is on disk, so two windows of the app keep each other's changes.
 """
 
 from __future__ import annotations
@@ -12,17 +14,23 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import threading
-import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from advisor.core.infra.atomic import atomic_write_text
+from advisor.core.infra.filelock import locked
+from advisor.core.infra.owned import (
+    DAMAGED,
+    MISSING,
+    OK,
+    UNREADABLE,
+    read_owned,
+    set_aside,
+    write_owned,
+)
 from advisor.core.infra.serde import DataError, from_json
 
 SETTINGS_VERSION = 2
@@ -123,58 +131,58 @@ class Loaded:
 
 
 def load_settings(path: Path) -> Loaded:
-    """Settings from disk: defaults when absent; a damaged file, or a bad field, is set aside
-    (never deleted, never overwritten) and said in one sentence."""
-    try:
-        if path.stat().st_size > MAX_SETTINGS_BYTES:
-            raise ValueError("the file is far too large for settings")
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    """Settings from disk: defaults when absent; a damaged file (not JSON, nested absurdly
+    deep, a folder in its place), or a bad field, is set aside (never deleted, never
+    overwritten) and said in one sentence. Never raises: the app always starts."""
+    owned = read_owned(path, max_bytes=MAX_SETTINGS_BYTES)
+    if owned.state == MISSING:
         return Loaded(Settings())
-    except (OSError, ValueError) as exc:
-        log.warning("settings file %s unreadable (%s); using defaults", path, exc)
+    if owned.state == UNREADABLE:
+        log.warning("settings file %s %s; using defaults", path, owned.reason)
+        return Loaded(
+            Settings(),
+            f"Your settings file {owned.reason}, so the defaults are used for now; it is left "
+            "as it is.",
+        )
+    if owned.state == DAMAGED or not isinstance(owned.value, dict):
+        why = owned.reason or "is not in the expected form"
+        log.warning("settings file %s %s; using defaults", path, why)
         aside = set_aside(path)
         return Loaded(
             Settings(),
-            "Your settings could not be read, so the defaults are used"
+            f"Your settings file {why}, so every setting was reset to its default"
             + (f"; the old file is kept as {aside.name}." if aside else "."),
         )
-    if not isinstance(data, dict):
-        aside = set_aside(path)
-        return Loaded(Settings(), _notice([], aside, whole=True))
-    settings, bad = _read_fields(_migrate(data))
+    settings, bad = _read_fields(_migrate(owned.value))
     if not bad:
         return Loaded(settings)
     log.warning("settings file %s: bad fields %s; their defaults are used", path, bad)
     return Loaded(settings, _notice(bad, set_aside(path, copy=True)))
 
 
-def _notice(bad: list[str], aside: Path | None, whole: bool = False) -> str:
-    what = (
-        "Your settings file was not in the expected form, so the defaults are used"
-        if whole
-        else f"Some settings were not valid ({', '.join(bad)}), so their defaults are used"
-    )
+def _notice(bad: list[str], aside: Path | None) -> str:
+    what = f"Some settings were not valid ({', '.join(bad)}), so they were reset to their defaults"
     return what + (f"; the old file is kept as {aside.name}." if aside else ".")
 
 
-def set_aside(path: Path, *, copy: bool = False) -> Path | None:
-    """Keep a damaged file under a name of its own (settings.corrupt-<time>-<random>.json);
-    earlier copies are never overwritten. None when it cannot be kept."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    aside = path.with_name(f"{path.stem}.corrupt-{stamp}-{uuid.uuid4().hex[:6]}{path.suffix}")
-    try:
-        if copy:
-            aside.write_bytes(path.read_bytes())
-        else:
-            os.replace(path, aside)
-    except OSError:
-        return None
-    return aside
-
-
 def save_settings(path: Path, settings: Settings) -> None:
-    atomic_write_text(path, json.dumps(settings.to_json(), indent=2))
+    """Write the settings whole, atomically (StorageError naming the folder on failure)."""
+    write_owned(path, _encode(settings), what="Your settings", kept="the earlier ones are kept")
+
+
+def save_changes(path: Path, changes: dict[str, Any]) -> None:
+    """Write `changes` into the settings on disk, under the file's lock: another window of the
+    app that changed other settings meanwhile keeps its changes."""
+    with locked(path):
+        owned = read_owned(path, max_bytes=MAX_SETTINGS_BYTES)
+        on_disk = Settings()
+        if owned.state == OK and isinstance(owned.value, dict):
+            on_disk, _ = _read_fields(_migrate(owned.value))
+        save_settings(path, replace(on_disk, **changes))
+
+
+def _encode(settings: Settings) -> bytes:
+    return json.dumps(settings.to_json(), indent=2).encode("utf-8")
 
 
 @dataclass
@@ -186,6 +194,10 @@ class SettingsStore:
     current: Settings = field(default_factory=Settings)
     notice: str = ""  # one sentence about a damaged file, for the front end to show once
     background: bool = False
+    # told once, with the sentence, when the settings cannot be saved (a full or read-only
+    # folder); called on the writer thread
+    on_write_error: Callable[[str], None] | None = field(default=None, repr=False)
+    _told: bool = field(default=False, repr=False)
     _writer: ThreadPoolExecutor | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -196,28 +208,31 @@ class SettingsStore:
 
     def update(self, **changes: Any) -> Settings:
         self.current = replace(self.current, **changes)
-        self._save(self.current)
+        self._save(changes)
         return self.current
 
     def add_recent(self, model_path: str) -> Settings:
         self.current = self.current.with_recent(model_path)
-        self._save(self.current)
+        self._save({"recent_models": self.current.recent_models})
         return self.current
 
-    def _save(self, settings: Settings) -> None:
+    def _save(self, changes: dict[str, Any]) -> None:
         if not self.background:
-            self._write(settings)
+            self._write(changes)
             return
         with self._lock:
             if self._writer is None:
                 self._writer = ThreadPoolExecutor(1, thread_name_prefix="settings-writer")
-            self._writer.submit(self._write, settings)
+            self._writer.submit(self._write, changes)
 
-    def _write(self, settings: Settings) -> None:
+    def _write(self, changes: dict[str, Any]) -> None:
         try:
-            save_settings(self.path, settings)
-        except OSError as exc:
+            save_changes(self.path, changes)
+        except OSError as exc:  # StorageError: one sentence naming the folder
             log.warning("could not save settings: %s", exc)
+            if not self._told and self.on_write_error is not None:
+                self._told = True  # said once; the settings still apply until the app closes
+                self.on_write_error(str(exc))
 
     def flush(self) -> None:
         """Wait for pending writes (the app calls this when it closes)."""

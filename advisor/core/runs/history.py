@@ -1,8 +1,11 @@
 """The history of benchmark runs: one JSON file per run, written atomically.
 
 One file per run means saving a run never rewrites the others: a crash, a kill or a full
-disk while saving can lose at most the run being saved, never the history. A file that cannot
-be read is moved aside (never silently deleted) and reported.
+disk while saving can lose at most the run being saved, never the history; and with no
+read-modify-write there is nothing for two processes to race on, so no lock is needed (two
+benchmarks save two files). Runs are read with the one JSON reader (depth and number limits,
+a byte-order mark from a hand edit accepted); a file that cannot be read is moved aside
+(never silently deleted) and reported. The files are the export: readable JSON, one per run.
 """
 
 from __future__ import annotations
@@ -11,11 +14,13 @@ import errno
 import json
 import os
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from advisor.core.infra.atomic import atomic_write_text
 from advisor.core.infra.errors import StorageError, os_reason
+from advisor.core.infra.safe_json import JsonRefused, loads
 from advisor.core.infra.serde import json_safe
 from advisor.core.runs.results import RunResult
 
@@ -50,13 +55,13 @@ class History:
         except OSError as exc:
             full = exc.errno == errno.ENOSPC
             advice = (
-                "Free some space and export the result instead."
+                "free some space and export the result instead"
                 if full
-                else f"Export the result instead, and check the folder {self.folder}."
+                else "export the result instead, and check the folder"
             )
             raise HistoryError(
-                f"The run could not be saved ({os_reason(exc)}); earlier runs are untouched. "
-                + advice
+                f"The run could not be saved in {self.folder} ({os_reason(exc)}); earlier runs "
+                f"are untouched; {advice}."
             ) from exc
         return path
 
@@ -74,23 +79,31 @@ class History:
                 report.unreadable.append(f"{path.name} ({exc.strerror or exc})")
                 continue
             try:
-                report.runs.append(RunResult.from_json(json.loads(text)))
+                report.runs.append(RunResult.from_json(loads(text)))
             except (ValueError, KeyError, TypeError) as exc:  # damaged: set it aside
-                aside = path.with_name(f"{path.stem}.{time.strftime('%Y%m%d-%H%M%S')}.corrupt")
-                try:
-                    path.rename(aside)
-                    report.set_aside.append(
-                        f"{path.name} ({exc.__class__.__name__}) -> {aside.name}"
-                    )
-                except OSError:
-                    report.set_aside.append(f"{path.name} ({exc.__class__.__name__}), not moved")
+                self._set_aside(path, exc, report)
         report.runs.sort(key=lambda r: r.created_at, reverse=True)
         return report
+
+    def _set_aside(self, path: Path, exc: Exception, report: LoadReport) -> None:
+        """Rename a damaged run file to <stem>.<time>-<random>.corrupt (no longer *.json, so
+        never read as a run again; never deleted) and name it in the report."""
+        why = str(exc) if isinstance(exc, JsonRefused) else exc.__class__.__name__
+        stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        aside = path.with_name(f"{path.stem}.{stamp}.corrupt")
+        try:
+            path.rename(aside)
+        except FileNotFoundError:
+            return  # another window or command set it aside a moment ago
+        except OSError:
+            report.set_aside.append(f"{path.name} ({why}), not moved")
+            return
+        report.set_aside.append(f"{path.name} ({why}) -> {aside.name}")
 
     def get(self, run_id: str) -> RunResult | None:
         path = self._path(run_id)
         try:
-            return RunResult.from_json(json.loads(path.read_text(encoding="utf-8")))
+            return RunResult.from_json(loads(path.read_bytes()))
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
