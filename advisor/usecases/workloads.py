@@ -168,7 +168,7 @@ def import_workload(
         from advisor.core.traffic.store import validate_name
 
         name = validate_name(name)
-        if normalise_key(name) in {normalise_key(k) for k in PRESETS} | {"custom"}:
+        if _is_builtin(name):
             raise TrafficImportError(
                 f"'{name}' is the name of a built-in workload; choose another name."
             )
@@ -198,7 +198,18 @@ def tokens_basis(stats: TrafficStats) -> str:
     return f"{stats.tokens} ({stats.counter})"
 
 
+def _is_builtin(name: str) -> bool:
+    return normalise_key(name) in {normalise_key(k) for k in PRESETS} | {"custom"}
+
+
 def default_name(path: str | os.PathLike[str]) -> str:
-    """A workload name from a file name: 'server-2024-06.log' -> 'server-2024-06'."""
-    stem = Path(path).name.split(".")[0].strip() or "imported"
-    return stem[:60]
+    """A workload name from a file name: 'server-2024-06.log' -> 'server-2024-06'. A file
+    named like a built-in workload ('chat.json') gets '-imported' after it, and characters a
+    name cannot hold (a newline, a terminal escape) are left out."""
+    from advisor.core.traffic.store import MAX_NAME_CHARS
+
+    stem = "".join(c for c in Path(path).name.split(".")[0] if c.isprintable()).strip()
+    stem = stem[:MAX_NAME_CHARS].strip() or "imported"
+    if _is_builtin(stem):
+        stem = f"{stem[: MAX_NAME_CHARS - len('-imported')]}-imported"
+    return stem

@@ -20,7 +20,7 @@ from advisor.cli.output import Output, format_pairs, format_table
 from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import app_paths
-from advisor.core.infra.validate import number
+from advisor.core.infra.validate import number, whole_number
 from advisor.core.predict.fitting.shipped import load_speed_model
 from advisor.core.traffic import TrafficStats
 from advisor.usecases.machine import cached_report, host_for
@@ -186,7 +186,7 @@ def _size(args: argparse.Namespace) -> Output:
 
         load = Load.from_workload(get_workload(args.name))
     if args.peak is not None:
-        peak = int(number("--peak", args.peak, 1, 100_000))
+        peak = whole_number("--peak", args.peak, 1, 100_000)  # one person at once is a question
         load = Load(peak, load.prompt_p95, load.prompt_median, load.history_p95,
                     load.answer_median, load.source + f", sized for {peak} at once")  # fmt: skip
     target = SizingTarget(
