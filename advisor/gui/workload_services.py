@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from advisor.core.infra import notices
+from advisor.core.infra.errors import AdvisorError
 from advisor.core.predict.model.speed_model import SpeedModel
 from advisor.gui.tasks import run_compute, run_task
 from advisor.usecases.sizing import (
@@ -75,8 +76,8 @@ class WorkloadServices:
         def failed(exc: BaseException, details: str) -> None:
             from advisor.core.traffic import Cancelled
 
-            if not isinstance(exc, Cancelled):
-                self.errors.report(str(exc) if isinstance(exc, ValueError) else
+            if not isinstance(exc, Cancelled):  # a sentence of ours (a full disk too) as it is
+                self.errors.report(str(exc) if isinstance(exc, AdvisorError) else
                                    f"The file could not be imported ({exc}).", details)  # fmt: skip
             on_done(None)
 

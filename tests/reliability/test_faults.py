@@ -169,14 +169,14 @@ def test_a_run_that_cannot_be_read_now_is_left_alone(tiny_run, tmp_path, monkeyp
     # reported (the lock is simulated: this CI runs as root, which reads anything)
     history = History(tmp_path / "runs")
     path = history.save(tiny_run)
-    real_read = Path.read_text
+    real_read = Path.read_bytes
 
     def locked(self, *args, **kwargs):
         if self == path:
             raise PermissionError(13, "The process cannot access the file", str(self))
         return real_read(self, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_text", locked)
+    monkeypatch.setattr(Path, "read_bytes", locked)
     report = history.load()
     assert report.runs == [] and report.set_aside == []
     assert len(report.unreadable) == 1 and path.name in report.unreadable[0]

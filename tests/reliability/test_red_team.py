@@ -525,9 +525,10 @@ class TestHostileJson:
         history.save(tiny_run)
         (history.folder / "bomb.json").write_text("[" * 100_000, encoding="utf-8")
         (history.folder / "digits.json").write_text('{"id": ' + "7" * 5000 + "}")
+        (history.folder / "latin1.json").write_bytes(b'{"id": "caf\xe9"}')  # not UTF-8
         report = history.load()
         assert [r.id for r in report.runs] == [tiny_run.id]
-        assert len(report.set_aside) == 2 and "nested more than" in " ".join(report.set_aside)
+        assert len(report.set_aside) == 3 and "nested more than" in " ".join(report.set_aside)
 
 
 class TestTheCrashPathCannotCrash:

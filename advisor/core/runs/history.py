@@ -20,9 +20,12 @@ from pathlib import Path
 
 from advisor.core.infra.atomic import atomic_write_text
 from advisor.core.infra.errors import StorageError, os_reason
-from advisor.core.infra.safe_json import JsonRefused, loads
+from advisor.core.infra.owned import DAMAGED, MISSING, UNREADABLE, read_owned
+from advisor.core.infra.safe_json import loads
 from advisor.core.infra.serde import json_safe
 from advisor.core.runs.results import RunResult
+
+MAX_RUN_BYTES = 32 * 1024 * 1024  # a run is a few kB
 
 
 class HistoryError(StorageError):
@@ -71,24 +74,26 @@ class History:
         if not self.folder.is_dir():
             return report
         for path in sorted(self.folder.glob("*.json")):
-            try:
-                text = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
+            owned = read_owned(path, max_bytes=MAX_RUN_BYTES)
+            if owned.state == MISSING:
                 continue  # deleted meanwhile
-            except OSError as exc:  # locked or unreadable now (antivirus, backup): not damaged
-                report.unreadable.append(f"{path.name} ({exc.strerror or exc})")
+            if owned.state == UNREADABLE:  # locked or unreadable now (antivirus, backup)
+                report.unreadable.append(f"{path.name} ({owned.reason})")
+                continue
+            if owned.state == DAMAGED:
+                self._set_aside(path, owned.reason, report)
                 continue
             try:
-                report.runs.append(RunResult.from_json(loads(text)))
+                report.runs.append(RunResult.from_json(owned.value))
             except (ValueError, KeyError, TypeError) as exc:  # damaged: set it aside
-                self._set_aside(path, exc, report)
+                self._set_aside(path, str(exc), report)
         report.runs.sort(key=lambda r: r.created_at, reverse=True)
         return report
 
-    def _set_aside(self, path: Path, exc: Exception, report: LoadReport) -> None:
+    def _set_aside(self, path: Path, why: str, report: LoadReport) -> None:
         """Rename a damaged run file to <stem>.<time>-<random>.corrupt (no longer *.json, so
         never read as a run again; never deleted) and name it in the report."""
-        why = str(exc) if isinstance(exc, JsonRefused) else exc.__class__.__name__
+        why = why if len(why) <= 120 else why[:117] + "..."
         stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
         aside = path.with_name(f"{path.stem}.{stamp}.corrupt")
         try:
