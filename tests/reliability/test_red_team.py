@@ -591,8 +591,8 @@ class TestTheCrashPathCannotCrash:
 class TestTheAppAlwaysStarts:
     @pytest.mark.parametrize(
         "content",
-        ['{"reps": ' + "[" * 100_000, '{"reps": ' + "9" * 5000 + "}", "folder"],
-        ids=["nesting bomb", "5,000 digits", "a folder"],
+        ['{"reps": ' + "[" * 100_000, '{"reps": ' + "9" * 5000 + "}", "folder", "pipe"],
+        ids=["nesting bomb", "5,000 digits", "a folder", "a named pipe"],
     )
     def test_damaged_settings_start_the_window_and_a_dialog_says_what_was_reset(
         self, make_window, qtbot, content
@@ -604,6 +604,10 @@ class TestTheAppAlwaysStarts:
         settings.parent.mkdir(parents=True, exist_ok=True)
         if content == "folder":
             settings.mkdir()
+        elif content == "pipe":
+            if not hasattr(os, "mkfifo"):
+                pytest.skip("named pipes are POSIX")
+            os.mkfifo(settings)  # opening it would wait for a writer: the app would never start
         else:
             settings.write_text(content, encoding="utf-8")
         window, services = make_window()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 import time
 import uuid
 from dataclasses import dataclass
@@ -46,9 +47,12 @@ class Owned:
 def read_owned(path: Path, *, max_bytes: int) -> Owned:
     """Read an owned JSON file without ever raising: OK, MISSING, DAMAGED or UNREADABLE."""
     try:
-        if path.is_dir():
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
             return Owned(DAMAGED, reason="is a folder, not a file")
-        if path.stat().st_size > max_bytes:
+        if not stat.S_ISREG(info.st_mode):  # a pipe would block the read, a device never end
+            return Owned(DAMAGED, reason="is not a regular file (a device or a pipe)")
+        if info.st_size > max_bytes:
             return Owned(DAMAGED, reason=f"is larger than {max_bytes / 1e6:,.0f} MB")
         raw = path.read_bytes()
     except FileNotFoundError:

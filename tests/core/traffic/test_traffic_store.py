@@ -216,3 +216,15 @@ def test_an_unwritable_folder_still_loads_the_good_records(tmp_path, stats, monk
     store = WorkloadStore(path)
     assert list(store.load()) == ["kept"]
     assert "could not be set aside" in store.notice
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_pipe_or_a_device_in_place_of_the_file_is_set_aside_without_reading_it(tmp_path):
+    path = tmp_path / "workloads.json"
+    os.mkfifo(path)  # opening it would wait for a writer forever
+    store = WorkloadStore(path)
+    assert store.load() == {}
+    assert "not a regular file" in store.notice and not path.exists()
+    os.symlink("/dev/zero", path)  # reading it would never end
+    assert WorkloadStore(path).load() == {}
+    assert not path.exists()
