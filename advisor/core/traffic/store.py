@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from advisor.core.infra.errors import os_reason
 from advisor.core.infra.filelock import locked
 from advisor.core.infra.owned import (
     DAMAGED,
@@ -133,9 +134,17 @@ class WorkloadStore:
         )
 
     def _unhealed_notice(self, read: _Read, exc: OSError) -> str:
-        what = f"file {read.whole}" if read.whole else f"{len(read.bad)} damaged workload(s)"
+        cause = exc if exc.errno else exc.__cause__
+        why = os_reason(cause) if isinstance(cause, OSError) else "it is in use"
+        if read.whole:
+            return (
+                f"The saved workloads file {self.path} {read.whole}, and it could not be set "
+                f"aside ({why}); no saved workloads load until it is moved."
+            )
+        names = ", ".join(f"'{k}'" for k in list(read.bad)[:3])
         return (
-            f"The saved workloads {what}, and could not be set aside ({exc}); the good ones load."
+            f"The saved workload(s) {names} in {self.path} could not be read, and could not be "
+            f"set aside ({why}); the others load."
         )
 
     # --- changing -------------------------------------------------------------------------

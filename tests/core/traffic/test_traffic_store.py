@@ -215,7 +215,8 @@ def test_an_unwritable_folder_still_loads_the_good_records(tmp_path, stats, monk
     monkeypatch.setattr(filelock.os, "open", refuse)
     store = WorkloadStore(path)
     assert list(store.load()) == ["kept"]
-    assert "could not be set aside" in store.notice
+    assert "could not be set aside (permission denied)" in store.notice
+    assert "'damaged'" in store.notice and one_sentence(store.notice), store.notice
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
