@@ -98,3 +98,27 @@ def test_the_lock_file_sits_beside_the_file_it_guards(tmp_path):
     with locked(tmp_path / "data" / "w.json"):
         assert (tmp_path / "data" / "w.json.lock").is_file()
     assert filelock.lock_path(Path("a/b.json")) == Path("a/b.json.lock")
+
+
+def test_on_windows_a_replace_refused_while_a_reader_holds_the_file_is_retried(
+    tmp_path, monkeypatch
+):
+    """Windows refuses to replace a file another process has open that instant; the write
+    waits a moment and tries again (POSIX never needs to)."""
+    from advisor.core.infra import atomic
+
+    target = tmp_path / "workloads.json"
+    target.write_text("old")
+    real_replace = os.replace
+    refusals = [PermissionError(13, "Access is denied")] * 3
+
+    def busy(src, dst):
+        if refusals:
+            raise refusals.pop()
+        real_replace(src, dst)
+
+    monkeypatch.setattr(atomic.sys, "platform", "win32")
+    monkeypatch.setattr(atomic.os, "replace", busy)
+    monkeypatch.setattr(atomic.time, "sleep", lambda s: None)
+    atomic.atomic_write_text(target, "new")
+    assert target.read_text() == "new" and not refusals

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -21,7 +23,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        _replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -33,6 +35,20 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
                 os.fsync(dir_fd)
             finally:
                 os.close(dir_fd)
+
+
+def _replace(tmp: str, target: Path) -> None:
+    """os.replace, retried for a moment on Windows, where a file another process is reading
+    at that instant cannot be replaced (access denied); POSIX replaces it at once."""
+    tries = 20 if sys.platform == "win32" else 1
+    for attempt in range(tries):
+        try:
+            os.replace(tmp, target)
+            return
+        except PermissionError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(0.05)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
