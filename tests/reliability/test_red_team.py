@@ -403,6 +403,36 @@ class TestDamagedStore:
         line = one_line(done)
         assert "Unknown workload 'kept'" in line and str(home / "data") in line
 
+    @pytest.mark.parametrize("command", ["import", "delete", "list"])
+    def test_a_store_that_cannot_be_read_now_is_never_replaced(
+        self, tmp_path, monkeypatch, command
+    ):
+        """A workloads file the user cannot read (no permission; injected, as this CI runs as
+        root): a change is refused in one sentence, the file left as it is."""
+        home = tmp_path / "home"
+        log = _seed_workloads(home, "earlier")
+        store = home / "data" / "workloads.json"
+        before = snapshot(home)
+        real_read = Path.read_bytes
+
+        def denied(path: Path) -> bytes:
+            if path == store:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_read(path)
+
+        monkeypatch.setattr(Path, "read_bytes", denied)
+        argv = {
+            "import": ["workload", "import", str(log), "--name", "new"],
+            "delete": ["workload", "delete", "earlier"],
+            "list": ["workload", "list"],
+        }
+        done = _in_process(argv[command], home)
+        monkeypatch.undo()
+        line = one_line(done)
+        assert "cannot be read now (permission denied)" in line and str(store) in line, line
+        assert done.returncode == (0 if command == "list" else 1)
+        assert snapshot(home) == before and _saved_names(home) == {"earlier"}
+
 
 def _fail_writes(monkeypatch, err: int) -> None:
     """Every atomic write fails as a full disk (ENOSPC) or an unwritable folder (EACCES)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor.core.infra.errors import os_reason
+from advisor.core.infra.errors import StorageError, os_reason
 from advisor.core.infra.filelock import locked
 from advisor.core.infra.owned import (
     DAMAGED,
@@ -159,6 +159,7 @@ class WorkloadStore:
         )
         with locked(self.path):
             read = self._read()
+            self._refuse_unreadable(read, f"The workload '{clean}' was not saved")
             self._heal(read)
             read.items[clean] = item
             self._write(read.items, what=f"The workload '{clean}'")
@@ -168,11 +169,22 @@ class WorkloadStore:
         """Remove `name` under the file's lock; False if there was no such workload."""
         with locked(self.path):
             read = self._read()
+            self._refuse_unreadable(read, f"The workload '{name.strip()}' was not deleted")
             self._heal(read)
             if read.items.pop(name.strip(), None) is None:
                 return False
-            self._write(read.items, what=f"Deleting the workload '{name.strip()}'")
+            self._write(read.items, what=f"The change (deleting '{name.strip()}')")
         return True
+
+    def _refuse_unreadable(self, read: _Read, what: str) -> None:
+        """A file that cannot be read now (no permission, another program holding it) is
+        never replaced: writing would lose every workload it holds."""
+        if read.unreadable:
+            raise StorageError(
+                f"{what}: the saved workloads file {self.path} {read.unreadable}, and saving "
+                "would replace the workloads it holds; it is left as it is, so check its "
+                "permissions, then try again."
+            )
 
     def _write(self, items: dict[str, SavedWorkload], what: str = "The saved workloads") -> None:
         doc = {"schema": SCHEMA, "workloads": {k: v.to_json() for k, v in sorted(items.items())}}
