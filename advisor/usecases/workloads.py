@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from advisor.core.infra import notices
 from advisor.core.infra.lookup import closest, did_you_mean, normalise_key
 from advisor.core.infra.paths import AppPaths
 from advisor.core.predict.conditions.workloads import (
@@ -65,11 +64,7 @@ def as_workload(saved: SavedWorkload) -> Workload:
 def saved_workloads(paths: AppPaths) -> dict[str, SavedWorkload]:
     """The saved workloads by name (the good ones, when some were damaged and set aside:
     the front end is told in one sentence, through `notices`)."""
-    store = workload_store(paths)
-    items = store.load()
-    if store.notice:
-        notices.tell(store.notice)
-    return items
+    return workload_store(paths).load()
 
 
 def set_aside_files(paths: AppPaths) -> list[Path]:
@@ -182,10 +177,7 @@ def import_workload(
             counter.close()
     if name is None:
         return Imported(stats, None, None)
-    store = workload_store(paths)
-    saved = store.save(name, stats)
-    if store.notice:
-        notices.tell(store.notice)
+    saved = workload_store(paths).save(name, stats)  # what it set aside is told, once
     return Imported(stats, saved, as_workload(saved))
 
 

@@ -371,6 +371,7 @@ class TestDamagedStore:
         "project": ("project", "--shape", "llama-3.2-1b", "--quant", "q4_0", "--to", "RTX 4090",
                     "--workload", "good"),
         "fits": ("fits", "--device", "RTX 4090", "--workload", "good"),
+        "delete": ("workload", "delete", "good"),
     }  # fmt: skip
 
     @pytest.mark.parametrize("how", DAMAGES)
@@ -389,6 +390,7 @@ class TestDamagedStore:
             assert done.returncode == 0, done.stderr
             assert "'bad'" in line
             assert ("serves" if command == "size" else "good") in done.stdout
+            assert ("good" in _saved_names(home)) == (command != "delete")
         again = _in_process(list(self.COMMANDS["list"]), home)
         assert again.returncode == 0 and not again.stderr.strip()  # healed once, for good
         assert "set aside as damaged are kept in" in again.stdout

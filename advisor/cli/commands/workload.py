@@ -170,9 +170,14 @@ def _list() -> Output:
 
 
 def _delete(args: argparse.Namespace) -> Output:
-    if not workload_store(app_paths()).delete(args.name):
-        names = ", ".join(saved_workloads(app_paths())) or "none"
-        raise InputError(f"There is no saved workload '{args.name}' (saved: {names}).")
+    paths = app_paths()
+    if not workload_store(paths).delete(args.name):
+        names = ", ".join(saved_workloads(paths)) or "none"
+        aside = set_aside_sentence(paths)  # it may have gone aside with a damaged file
+        raise InputError(
+            f"There is no saved workload '{args.name}' (saved: {names})."
+            + (f" {aside}" if aside else "")
+        )
     return Output({"deleted": args.name}, lambda: f"Deleted the workload '{args.name}'.")
 
 

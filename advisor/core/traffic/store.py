@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from advisor.core.infra import notices
 from advisor.core.infra.errors import StorageError, os_reason
 from advisor.core.infra.filelock import locked
 from advisor.core.infra.owned import (
@@ -64,7 +65,19 @@ class WorkloadStore:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.notice: str | None = None  # one sentence when something was set aside
+        self._notice: str | None = None
+
+    @property
+    def notice(self) -> str | None:
+        """One sentence when something was set aside (or could not be): kept here, and told
+        to the front end through `notices` as it is set, whichever command found it."""
+        return self._notice
+
+    @notice.setter
+    def notice(self, sentence: str | None) -> None:
+        self._notice = sentence
+        if sentence:
+            notices.tell(sentence)
 
     # --- reading --------------------------------------------------------------------------
 
