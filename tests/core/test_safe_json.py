@@ -14,6 +14,7 @@ from advisor.core.infra.safe_json import (
     decode_at,
     first_value_depth,
     loads,
+    object_members,
     read_json_file,
     value_end,
 )
@@ -110,3 +111,29 @@ def test_a_file_is_one_sentence_for_each_way_it_fails(tmp_path):
         message = str(info.value)
         assert message.startswith(f"The run file {name} ") and message.endswith("; try again.")
         assert "\n" not in message, message
+
+
+def test_a_scalar_before_a_deep_value_is_not_counted_as_deep():
+    text = '1, "b": ' + "[" * 100 + "]" * 100
+    assert decode_at(text, 0) == (1, 1)  # the count of a number must not run on into "b"
+
+
+def test_object_members_refuse_a_hostile_value_by_itself():
+    bomb = "[" * 100_000 + "]" * 100_000
+    text = '{"a": 1, "b": ' + bomb + ', "c": ' + "9" * 5000 + ' , "d": {"x": "[[[["}}'
+    members = object_members(text)
+    assert [(m.key, m.value, m.refused[:13]) for m in members] == [
+        ("a", 1, ""),
+        ("b", None, "is nested mor"),
+        ("c", None, "holds a numbe"),
+        ("d", {"x": "[[[["}, ""),
+    ]
+    assert members[1].raw == bomb and members[2].raw == "9" * 5000  # kept as written
+    assert text[members[1].start :].startswith("[[[")
+
+
+@pytest.mark.parametrize(
+    "text", ["[1]", '{"a": ' + "[" * 100_000, '{"a" 1}', '{"a": 1,}', '{"a": 1', ""]
+)
+def test_object_members_are_none_when_the_object_itself_is_broken(text):
+    assert object_members(text) is None

@@ -354,10 +354,16 @@ def _damage(home: Path, how: str) -> None:
     elif how == "truncated":
         path.write_text(path.read_text(encoding="utf-8")[:200], encoding="utf-8")
         return
+    elif how in ("one record a nesting bomb", "one record a huge number"):
+        hostile = "[" * 100_000 + "]" * 100_000 if "bomb" in how else "9" * 5000
+        record["saved_at_s"] = "@"
+        path.write_text(json.dumps(doc).replace('"@"', hostile), encoding="utf-8")
+        return
     path.write_text(json.dumps(doc), encoding="utf-8")
 
 
-DAMAGES = ["wrong type", "missing key", "NaN", "folder", "deep nesting", "truncated"]
+DAMAGES = ["wrong type", "missing key", "NaN", "folder", "deep nesting", "truncated",
+           "one record a nesting bomb", "one record a huge number"]  # fmt: skip
 WHOLE = {"folder", "deep nesting", "truncated"}  # the file as a whole is set aside
 
 

@@ -42,6 +42,9 @@ class Owned:
     state: str
     value: Any = None
     reason: str = ""  # for DAMAGED and UNREADABLE: "is nested more than 64 levels deep"
+    # DAMAGED only because the reader refused a value (too deep, a huge number): the text, so
+    # a caller can keep the good records with `safe_json.object_members`
+    text: str = ""
 
 
 def read_owned(path: Path, *, max_bytes: int) -> Owned:
@@ -62,11 +65,13 @@ def read_owned(path: Path, *, max_bytes: int) -> Owned:
             return Owned(UNREADABLE, reason=f"cannot be read ({os_reason(exc)})")
         return Owned(UNREADABLE, reason=f"cannot be read now ({os_reason(exc)})")
     try:
-        return Owned(OK, loads(raw))
-    except JsonRefused as exc:
-        return Owned(DAMAGED, reason=exc.reason)
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         return Owned(DAMAGED, reason="is not UTF-8 text")
+    try:
+        return Owned(OK, loads(text))
+    except JsonRefused as exc:
+        return Owned(DAMAGED, reason=exc.reason, text=text)
     except ValueError as exc:
         return Owned(DAMAGED, reason=f"is not valid JSON ({_short(exc)})")
 

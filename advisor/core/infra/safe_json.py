@@ -22,6 +22,7 @@ import math
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,8 @@ def check_depth(text: str, pos: int = 0, *, max_depth: int = MAX_DEPTH) -> None:
 def decode_at(text: str, pos: int = 0, *, max_depth: int = MAX_DEPTH) -> tuple[Any, int]:
     """(value, end) of the JSON value at `pos`, like `json.JSONDecoder.raw_decode`, with the
     depth checked first. Raises JsonRefused, or json.JSONDecodeError for bad or cut-off JSON."""
-    check_depth(text, pos, max_depth=max_depth)
+    if text[pos : pos + 1] in ("[", "{"):  # only a container nests (a scalar's count would
+        check_depth(text, pos, max_depth=max_depth)  # run on into the values after it)
     try:
         return _decoder().raw_decode(text, pos)
     except _HugeNumber:
@@ -164,6 +166,69 @@ def value_end(text: str, pos: int) -> int | None:
         elif depth == 0:
             return m.end()  # a string value
     return None
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member of a JSON object, its value decoded by itself. A value the reader refused
+    (too deep, a huge number) has `value` None, `refused` saying why, and stays as written in
+    `raw`; `start` is where its value begins in the text."""
+
+    key: str
+    value: Any
+    raw: str
+    start: int
+    refused: str = ""
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def object_members(text: str, pos: int = 0) -> list[Member] | None:
+    """The members of the JSON object at `pos`, each value decoded on its own, so one that
+    is nested too deep or holds a huge number is refused by itself while the others read.
+    None when there is no object at `pos` or its own syntax (keys, colons, commas) is broken.
+    Used to keep the good records of a file the app owns when one record is hostile."""
+
+    def skip(at: int) -> int:
+        match = _SPACE.match(text, at)
+        return match.end() if match else at
+
+    pos = skip(pos)
+    if text[pos : pos + 1] != "{":
+        return None
+    out: list[Member] = []
+    pos = skip(pos + 1)
+    if text[pos : pos + 1] == "}":
+        return out
+    while True:
+        if text[pos : pos + 1] != '"':
+            return None
+        try:
+            key, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
+        except ValueError:
+            return None
+        pos = skip(pos)
+        if text[pos : pos + 1] != ":":
+            return None
+        start = skip(pos + 1)
+        try:
+            value, end = decode_at(text, start)
+            refused = ""
+        except JsonRefused as exc:
+            value, refused, found = None, exc.reason, value_end(text, start)
+            if found is None:
+                return None
+            end = found
+        except ValueError:
+            return None
+        out.append(Member(key, value, text[start:end].strip(), start, refused))
+        pos = skip(end)
+        if text[pos : pos + 1] == "}":
+            return out
+        if text[pos : pos + 1] != ",":
+            return None
+        pos = skip(pos + 1)
 
 
 def read_json_file(

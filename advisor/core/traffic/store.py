@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from advisor.core.infra.owned import (
     set_aside,
     write_owned,
 )
+from advisor.core.infra.safe_json import object_members
 from advisor.core.infra.serde import DataError, json_safe
 from advisor.core.traffic.derive import TrafficStats, workload_numbers
 from advisor.core.traffic.saved import (
@@ -55,7 +57,7 @@ class _Read:
     whole file is damaged, or a reason it cannot be read now."""
 
     items: dict[str, SavedWorkload] = field(default_factory=dict)
-    bad: dict[str, tuple[Any, str]] = field(default_factory=dict)
+    bad: dict[str, tuple[str, str]] = field(default_factory=dict)  # key: (as written, why)
     whole: str = ""  # why the whole file is damaged
     unreadable: str = ""  # why it cannot be read now (left alone)
 
@@ -102,22 +104,14 @@ class WorkloadStore:
         if owned.state == MISSING:
             return _Read()
         if owned.state == DAMAGED:
-            return _Read(whole=owned.reason)
+            return (_salvage(owned.text) if owned.text else None) or _Read(whole=owned.reason)
         if owned.state != OK:
             return _Read(unreadable=owned.reason)
         data = owned.value
         items = data.get("workloads") if isinstance(data, dict) else None
         if not isinstance(items, dict):
             return _Read(whole="is not in the expected form (no list of workloads)")
-        read = _Read()
-        for key, raw in items.items():
-            try:
-                saved = saved_from_json(raw, key)
-            except DataError as exc:
-                read.bad[key] = (raw, str(exc))
-                continue
-            read.items[saved.name] = saved
-        return read
+        return _records((k, v, "") for k, v in items.items())
 
     # --- healing --------------------------------------------------------------------------
 
@@ -134,8 +128,8 @@ class WorkloadStore:
         if not read.bad:
             return
         aside = aside_path(self.path)
-        doc = {"schema": SCHEMA, "workloads": dict((k, v[0]) for k, v in read.bad.items())}
-        write_owned(aside, _encode(doc), what="A damaged workload", kept="the others load")
+        write_owned(aside, _aside_text(read.bad), what="A damaged workload",
+                    kept="the others load")  # fmt: skip
         self._write(read.items)
         names = ", ".join(f"'{k}'" for k in list(read.bad)[:3])
         first_reason = next(iter(read.bad.values()))[1]
@@ -205,5 +199,42 @@ class WorkloadStore:
                     kept="your saved workloads are as they were")  # fmt: skip
 
 
-def _encode(doc: dict[str, Any]) -> bytes:
+def _records(members: Iterable[tuple[str, Any, str]]) -> _Read:
+    """Each record (key, value, why the reader refused it or '') checked by itself."""
+    read = _Read()
+    for key, raw, refused in members:
+        if refused:  # kept as written: it could not be decoded
+            read.bad[key] = (raw, f"it {refused}")
+            continue
+        try:
+            saved = saved_from_json(raw, key)
+        except DataError as exc:
+            read.bad[key] = (_encode(raw).decode("utf-8"), str(exc))
+            continue
+        read.items[saved.name] = saved
+    return read
+
+
+def _salvage(text: str) -> _Read | None:
+    """The records of a file the reader refused as a whole because one record is nested too
+    deep or holds a huge number: that record is bad by itself, the others read. None when
+    the refusal is elsewhere (the file is then damaged as a whole, and kept whole)."""
+    top = object_members(text)
+    found = [m for m in top or [] if m.key == "workloads"]
+    if not found or not found[-1].refused:
+        return None
+    members = object_members(text, found[-1].start)
+    if members is None:
+        return None
+    return _records((m.key, m.raw if m.refused else m.value, m.refused) for m in members)
+
+
+def _aside_text(bad: dict[str, tuple[str, str]]) -> bytes:
+    """A file of the damaged records, each as it was written (valid JSON as a whole when each
+    record is)."""
+    body = ",\n".join(f" {json.dumps(k, ensure_ascii=False)}: {raw}" for k, (raw, _) in bad.items())
+    return f'{{\n "schema": {SCHEMA},\n "workloads": {{\n{body}\n }}\n}}\n'.encode()
+
+
+def _encode(doc: Any) -> bytes:
     return json.dumps(json_safe(doc), indent=1, ensure_ascii=False, allow_nan=False).encode("utf-8")

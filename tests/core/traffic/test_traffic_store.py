@@ -129,33 +129,34 @@ def _damage_record(doc: dict, how: str) -> str:
         record["stats"]["prompt_tokens_p90"] = float("nan")
     elif how == "out of range":
         record["stats"]["idle_share"] = 7.5
-    elif how == "deep nesting":
+    elif how == "nested":
         record["stats"]["notes"] = [[[[[[[[[[[[["x"]]]]]]]]]]]]]
+    elif how == "nesting bomb":  # the reader refuses the file as a whole, then record by record
+        return json.dumps(doc).replace('"saved_at_s": 2.0', '"saved_at_s": ' + "[" * 100_000
+                                       + "]" * 100_000)  # fmt: skip
     elif how == "huge number":
-        return json.dumps(doc).replace('"saved_at_s": 2.0', '"saved_at_s": ' + "9" * 400)
+        return json.dumps(doc).replace('"saved_at_s": 2.0', '"saved_at_s": ' + "9" * 5000)
     return json.dumps(doc)
 
 
 @pytest.mark.parametrize(
-    "how", ["wrong type", "missing key", "NaN", "out of range", "deep nesting", "huge number"]
+    "how",
+    ["wrong type", "missing key", "NaN", "out of range", "nested", "nesting bomb", "huge number"],
 )
 def test_a_damaged_record_is_set_aside_by_itself_and_the_rest_load(tmp_path, stats, how):
     path = tmp_path / "workloads.json"
     doc = _two_saved(path, stats)
-    text = _damage_record(doc, how)
-    if how == "huge number":  # the whole file is refused: no JSON reader takes that number
-        path.write_text(text, encoding="utf-8")
-        store = WorkloadStore(path)
-        assert store.load() == {}
-        assert "20 digits" in store.notice and one_sentence(store.notice)
-        return
-    path.write_text(text, encoding="utf-8")
+    path.write_text(_damage_record(doc, how), encoding="utf-8")
     store = WorkloadStore(path)
     assert list(store.load()) == ["kept"]
     assert store.notice and "'damaged'" in store.notice and one_sentence(store.notice)
     (aside,) = tmp_path.glob("workloads.corrupt-*.json")
     assert aside.name in store.notice
-    assert "damaged" in json.loads(aside.read_text())["workloads"]  # kept, not lost
+    if how in ("nesting bomb", "huge number"):  # kept as it was written: no reader decodes it
+        assert '"damaged": {"name": "damaged"' in aside.read_text()
+        assert ("levels deep" if how == "nesting bomb" else "20 digits") in store.notice
+    else:
+        assert "damaged" in json.loads(aside.read_text())["workloads"]  # kept, not lost
     again = WorkloadStore(path)
     assert list(again.load()) == ["kept"] and again.notice is None  # healed once, for good
     assert list(json.loads(path.read_text())["workloads"]) == ["kept"]
