@@ -653,11 +653,59 @@ class TestTheAppAlwaysStarts:
         box = window.findChild(QtWidgets.QMessageBox, "SettingsResetDialog")
         qtbot.waitUntil(lambda: box.isVisible(), timeout=5000)
         (kept,) = settings.parent.glob("settings.corrupt-*")
-        assert "reset to its default" in box.text() and kept.name in box.text()
+        assert "reset to" in box.text() and kept.name in box.text(), box.text()
+        assert "(reps)" in box.text() or "every setting" in box.text()  # says what was reset
         assert services.settings.current.reps == 5  # the defaults
         services.settings.update(reps=3)
         services.settings.flush()
         assert json.loads(settings.read_text(encoding="utf-8"))["reps"] == 3  # healed
+
+    def test_one_hostile_setting_resets_alone_and_the_next_start_is_quiet(self, make_window, qtbot):
+        from advisor.core.infra.paths import app_paths
+        from advisor.core.infra.settings import SettingsStore
+        from advisor.gui.qt import QtWidgets
+
+        settings = app_paths().ensure().settings_file
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        bomb = "[" * 100_000 + "]" * 100_000
+        settings.write_text('{"theme": "dark", "reps": 3, "prices_usd": ' + bomb + "}")
+        window, services = make_window()
+        box = window.findChild(QtWidgets.QMessageBox, "SettingsResetDialog")
+        qtbot.waitUntil(lambda: box.isVisible(), timeout=5000)
+        assert "(prices_usd)" in box.text() and str(settings.parent) in box.text(), box.text()
+        assert (services.settings.current.reps, services.settings.current.theme) == (3, "dark")
+        (kept,) = settings.parent.glob("settings.corrupt-*")
+        assert bomb in kept.read_text(encoding="utf-8")  # the old file is kept whole
+        again = SettingsStore.open(settings)  # the file was healed: the next start says nothing
+        assert again.notice == "" and again.current.reps == 3
+
+    def test_settings_that_cannot_be_read_now_are_never_replaced(self, tmp_path, monkeypatch):
+        """A settings file the user cannot read (injected: this CI runs as root): the app
+        starts with the defaults and says so; a change is not written over the file."""
+        from advisor.core.infra.settings import SettingsStore
+
+        path = tmp_path / "config" / "settings.json"
+        path.parent.mkdir(parents=True)
+        path.write_text('{"reps": 3, "prices_usd": {"nvidia-geforce-rtx-4090": 1599}}')
+        before = path.read_bytes()
+        real_read = Path.read_bytes
+
+        def denied(p: Path) -> bytes:
+            if p == path:
+                raise PermissionError(13, "Permission denied", str(p))
+            return real_read(p)
+
+        monkeypatch.setattr(Path, "read_bytes", denied)
+        told: list[str] = []
+        store = SettingsStore.open(path)
+        store.on_write_error = told.append
+        assert "cannot be read now (permission denied)" in store.notice
+        store.update(reps=4)
+        monkeypatch.undo()
+        assert path.read_bytes() == before  # the user's prices are still there
+        (sentence,) = told
+        assert "left as it is" in sentence and str(path) in sentence
+        assert store.current.reps == 4  # the change applies until the app closes
 
     def test_settings_that_cannot_be_saved_are_said_once(self, make_window, qtbot, monkeypatch):
         window, services = make_window()

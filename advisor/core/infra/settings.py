@@ -11,6 +11,7 @@ what is on disk, so two windows of the app keep each other's changes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -21,6 +22,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from advisor.core.infra.errors import StorageError
 from advisor.core.infra.filelock import locked
 from advisor.core.infra.owned import (
     DAMAGED,
@@ -31,6 +33,7 @@ from advisor.core.infra.owned import (
     set_aside,
     write_owned,
 )
+from advisor.core.infra.safe_json import object_members
 from advisor.core.infra.serde import DataError, from_json
 
 SETTINGS_VERSION = 2
@@ -144,25 +147,46 @@ def load_settings(path: Path) -> Loaded:
             f"Your settings file {owned.reason}, so the defaults are used for now; it is left "
             "as it is.",
         )
-    if owned.state == DAMAGED or not isinstance(owned.value, dict):
+    salvaged = _salvage(owned.text) if owned.state == DAMAGED and owned.text else None
+    if salvaged is None and (owned.state == DAMAGED or not isinstance(owned.value, dict)):
         why = owned.reason or "is not in the expected form"
         log.warning("settings file %s %s; using defaults", path, why)
         aside = set_aside(path)
         return Loaded(
             Settings(),
             f"Your settings file {why}, so every setting was reset to its default"
-            + (f"; the old file is kept as {aside.name}." if aside else "."),
+            + (f"; the old file is kept as {aside.name} in {aside.parent}." if aside else "."),
         )
-    settings, bad = _read_fields(_migrate(owned.value))
+    # one setting too deep or with a huge number (salvaged), or of the wrong type: that one
+    # resets, the others stay
+    data, refused = salvaged if salvaged is not None else (owned.value, [])
+    settings, bad = _read_fields(_migrate(data))
+    bad = [*refused, *bad]
     if not bad:
         return Loaded(settings)
     log.warning("settings file %s: bad fields %s; their defaults are used", path, bad)
-    return Loaded(settings, _notice(bad, set_aside(path, copy=True)))
+    aside = set_aside(path, copy=True)
+    if aside is not None:  # the old file is kept: write the healed one, so the next start is
+        # clean (if it cannot be written, the next start says it again)
+        with contextlib.suppress(OSError), locked(path):
+            save_settings(path, settings)
+    return Loaded(settings, _notice(bad, aside))
+
+
+def _salvage(text: str) -> tuple[dict[str, Any], list[str]] | None:
+    """(the settings that read, the names of those the reader refused) from a file refused
+    as a whole because one value nests too deep or holds a huge number; None when the file's
+    own shape is broken."""
+    members = object_members(text)
+    if members is None:
+        return None
+    good = {m.key: m.value for m in members if not m.refused}
+    return good, [m.key for m in members if m.refused]
 
 
 def _notice(bad: list[str], aside: Path | None) -> str:
     what = f"Some settings were not valid ({', '.join(bad)}), so they were reset to their defaults"
-    return what + (f"; the old file is kept as {aside.name}." if aside else ".")
+    return what + (f"; the old file is kept as {aside.name} in {aside.parent}." if aside else ".")
 
 
 def save_settings(path: Path, settings: Settings) -> None:
@@ -175,9 +199,17 @@ def save_changes(path: Path, changes: dict[str, Any]) -> None:
     app that changed other settings meanwhile keeps its changes."""
     with locked(path):
         owned = read_owned(path, max_bytes=MAX_SETTINGS_BYTES)
+        if owned.state == UNREADABLE:  # replacing it would lose every setting it holds
+            raise StorageError(
+                f"Your settings could not be saved: the file {path} {owned.reason}, and it is "
+                "left as it is; check its permissions, and your changes apply until the app "
+                "closes."
+            )
         on_disk = Settings()
         if owned.state == OK and isinstance(owned.value, dict):
             on_disk, _ = _read_fields(_migrate(owned.value))
+        elif owned.state != MISSING:  # damaged since it was read: kept, never overwritten
+            set_aside(path)
         save_settings(path, replace(on_disk, **changes))
 
 
