@@ -9,6 +9,7 @@ import time
 
 from advisor import APP_NAME, __version__
 from advisor.core.catalogue.catalogue import load_catalogue
+from advisor.core.infra.errors import StorageError
 from advisor.core.infra.logs import setup_logging
 from advisor.core.infra.paths import AppPaths, app_paths, bundled
 from advisor.core.infra.settings import SettingsStore
@@ -49,9 +50,9 @@ def build_window(
     # interval that adds up to 100-300 ms stalls; 0.5 ms keeps the window fluid
     sys.setswitchinterval(GUI_SWITCH_INTERVAL_S)
     gc_guard.install(app)  # reference cycles (widgets among them) die on the GUI thread only
-    paths.ensure()
     banner = ErrorBanner()
     errors = ErrorReporter(banner)
+    folders_problem = _ensure_folders(paths)
     state = AppState()
     services = AppServices(
         paths=paths,
@@ -66,6 +67,8 @@ def build_window(
     # light or dark before any widget is built: the charts read the palette when they are made
     apply_theme(app, services.settings.current.theme)
     window = MainWindow(services, banner, qsettings)
+    if folders_problem:  # the window opens all the same; what cannot be saved says so
+        errors.report(folders_problem)
     if services.settings.notice:  # a damaged settings file: said once, the app goes on
         errors.report(services.settings.notice)
         _tell_settings_reset(window, services.settings.notice)
@@ -73,6 +76,17 @@ def build_window(
     QtCore.QTimer.singleShot(1000, services.warm_up)
     QtCore.QTimer.singleShot(0, services.load_workloads)
     return window, services
+
+
+def _ensure_folders(paths: AppPaths) -> str:
+    """Make the app's folders; the sentence when one cannot be (a file in its place, a
+    read-only disk), or ''. The app starts either way: what it can show, it shows."""
+    try:
+        paths.ensure()
+    except StorageError as exc:
+        log.warning("%s", exc)
+        return str(exc)
+    return ""
 
 
 def _open_settings(paths: AppPaths, errors: ErrorReporter) -> SettingsStore:
@@ -110,8 +124,7 @@ def _tell_settings_reset(window: MainWindow, notice: str) -> None:
 def run_app(model: str | None = None, argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     paths = app_paths()
-    paths.ensure()
-    setup_logging(paths, component="gui")
+    setup_logging(paths, component="gui")  # never raises: a log that cannot be kept is not
     QtCore.qInstallMessageHandler(_qt_message_handler)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(argv or sys.argv[:1])
     app.setApplicationName(APP_NAME)

@@ -707,6 +707,21 @@ class TestTheAppAlwaysStarts:
         assert "left as it is" in sentence and str(path) in sentence
         assert store.current.reps == 4  # the change applies until the app closes
 
+    def test_a_data_folder_that_cannot_be_made_still_opens_the_window(self, make_window, qtbot):
+        """A file where the data folder should be (or a read-only disk) stopped the app with a
+        traceback no one saw: the window now opens and the banner says what cannot be used."""
+        from advisor.core.infra.paths import app_paths
+
+        data = app_paths().data
+        data.parent.mkdir(parents=True, exist_ok=True)
+        data.write_text("not a folder", encoding="utf-8")
+        window, _ = make_window()
+        assert window.isVisible()
+        qtbot.waitUntil(window.banner.isVisible, timeout=5000)
+        text = window.banner.message.text()
+        assert str(data) in text and "a file stands where a folder should be" in text, text
+        assert data.read_text(encoding="utf-8") == "not a folder"  # left as it was
+
     def test_settings_that_cannot_be_saved_are_said_once(self, make_window, qtbot, monkeypatch):
         window, services = make_window()
         _fail_writes(monkeypatch, 28)
