@@ -92,6 +92,7 @@ def test_a_folder_that_cannot_hold_the_lock_is_one_sentence_naming_it(tmp_path, 
     with pytest.raises(StorageError) as info, locked(tmp_path / "workloads.json"):
         pass
     assert str(tmp_path) in str(info.value) and "permission denied" in str(info.value)
+    assert "workloads.json cannot be changed and is left as it was" in str(info.value)
 
 
 def test_the_lock_file_sits_beside_the_file_it_guards(tmp_path):

@@ -104,8 +104,8 @@ def _open_lock_file(target: Path) -> int:
     except OSError as exc:
         raise StorageError(
             f"The folder {target.parent} cannot be written ({os_reason(exc)}), so "
-            f"{target.name} cannot be changed; check the folder, or set ADVISOR_HOME to "
-            "another one."
+            f"{target.name} cannot be changed and is left as it was; check the folder, or set "
+            "ADVISOR_HOME to another one."
         ) from exc
 
 

@@ -74,10 +74,19 @@ def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", str(tp))
 
 
-def _fail(where: str, tp: Any, value: Any) -> DataError:
+def shown_json(value: Any, limit: int = 40) -> str:
+    """A value as the person wrote it in the file: null, true, "text", cut to `limit`.
+    The JSON reader turns NaN and Infinity into null, so null may have been written so."""
+    if value is None:
+        return "null or NaN"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     shown = repr(value)
-    shown = shown if len(shown) <= 40 else shown[:37] + "..."
-    return DataError(f"{where} should be {_type_name(tp)}, not {shown}")
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+def _fail(where: str, tp: Any, value: Any) -> DataError:
+    return DataError(f"{where} should be {_type_name(tp)}, not {shown_json(value)}")
 
 
 def _build(tp: Any, value: Any, where: str) -> Any:

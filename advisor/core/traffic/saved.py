@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from advisor.core.infra.serde import DataError, from_json
+from advisor.core.infra.serde import DataError, from_json, shown_json
 from advisor.core.traffic.derive import TrafficStats
 from advisor.core.traffic.errors import WorkloadNameError
 
@@ -125,8 +125,7 @@ def _check_numbers(raw: Any) -> dict[str, int | None]:
 
 
 def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 30 else text[:27] + "..."
+    return shown_json(value, 30)
 
 
 def saved_from_json(raw: Any, name: str | None = None) -> SavedWorkload:

@@ -152,6 +152,8 @@ def test_a_damaged_record_is_set_aside_by_itself_and_the_rest_load(tmp_path, sta
     assert store.notice and "'damaged'" in store.notice and one_sentence(store.notice)
     (aside,) = tmp_path.glob("workloads.corrupt-*.json")
     assert aside.name in store.notice
+    if how == "NaN":  # said as the person wrote it, not as Python's None
+        assert "should be a number, not null or NaN" in store.notice, store.notice
     if how in ("nesting bomb", "huge number"):  # kept as it was written: no reader decodes it
         assert '"damaged": {"name": "damaged"' in aside.read_text()
         assert ("levels deep" if how == "nesting bomb" else "20 digits") in store.notice
