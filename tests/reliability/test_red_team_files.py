@@ -91,6 +91,22 @@ def test_a_damaged_detection_cache_is_discarded_not_fatal(tmp_path):
         assert "RTX 4090" in done.stdout and json.loads(done.stdout)
 
 
+def test_a_folder_in_place_of_the_detection_cache_is_set_aside_by_detect(tmp_path):
+    home = tmp_path / "home"
+    from advisor.core.infra.paths import app_paths
+
+    cache = app_paths(home).ensure().hardware_cache
+    cache.mkdir()
+    (cache / "inside.txt").write_text("kept", encoding="utf-8")
+    done = _in_process(["detect", "--no-probe", "--json"], home)
+    assert done.returncode == 0, done.stderr
+    assert cache.is_file() and json.loads(cache.read_text(encoding="utf-8"))  # written anew
+    (aside,) = cache.parent.glob("hardware.corrupt-*")
+    assert (aside / "inside.txt").read_text(encoding="utf-8") == "kept"
+    done = _in_process(["fits", "--workload", "chat", "--json"], home)
+    assert done.returncode == 0, done.stderr  # the machine is known from the cache
+
+
 @pytest.mark.parametrize("folder", ["data", "config", "cache"])
 def test_an_app_folder_that_is_a_file_is_one_sentence(tmp_path, folder):
     home = tmp_path / "home"

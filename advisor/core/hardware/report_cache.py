@@ -50,6 +50,9 @@ def load_cached_report(
 
 
 def save_cached_report(path: Path, report: HardwareReport) -> None:
-    """Write the cache; failing to costs a re-detection next time, nothing more."""
+    """Write the cache; failing to costs a re-detection next time, nothing more. A folder
+    in its place ('advisor detect' never reads the cache, so never heals it) is set aside."""
+    if path.is_dir():
+        set_aside(path)
     with contextlib.suppress(OSError):
         atomic_write_text(path, json.dumps(json_safe(report.to_json()), indent=1))
