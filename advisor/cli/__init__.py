@@ -20,6 +20,7 @@ from advisor.core.infra.errors import (
     EXIT_FAILED,
     EXIT_OK,
     AdvisorError,
+    RunError,
     os_reason,
 )
 
@@ -142,7 +143,16 @@ def _dispatch(argv: list[str]) -> int:
         build_parser().print_help()
         return EXIT_OK
     output = _command(args.command)(args)
-    render(output, args.json)  # type: ignore[arg-type]
+    try:
+        render(output, args.json)  # type: ignore[arg-type]
+        sys.stdout.flush()  # a full disk under a redirect fails here, not in the exit's flush
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # the output's own file, not one of the app's
+        raise RunError(
+            f"The output could not be written ({os_reason(exc)}); free some space, or send it "
+            "to another file."
+        ) from exc
     error = getattr(output, "error", None)
     if error is not None:
         raise error

@@ -602,6 +602,15 @@ class TestTheCrashPathCannotCrash:
         line = one_line(done)
         assert "/somewhere/catalogue.json cannot be used (permission denied)" in line
 
+    @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+    def test_output_sent_to_a_full_disk_is_one_sentence(self, tmp_path):
+        env = {**os.environ, "ADVISOR_HOME": str(tmp_path / "home")}
+        with open("/dev/full", "w") as full:
+            argv = [sys.executable, "-m", "advisor", "shapes"]
+            done = subprocess.run(argv, env=env, stdout=full, stderr=subprocess.PIPE, text=True)
+        assert done.returncode == 1
+        assert "The output could not be written (the disk is full)" in one_line(done)
+
     def test_a_log_file_that_fails_while_written_prints_nothing(self, tmp_path, monkeypatch):
         import io
         import logging
