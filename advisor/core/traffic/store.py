@@ -11,6 +11,10 @@ The file follows the discipline of every file the app owns (`advisor.core.infra.
   others load; a file that is damaged as a whole (not JSON, nested absurdly deep, not the
   expected shape, a folder in its place) is moved aside the same way and the store starts
   empty. Either way `notice` holds one sentence saying what was set aside and where.
+
+A locked JSON file, not `sqlite3`: the file is the user's readable export, a damaged record
+goes aside by itself, and the lock plus an atomic replace is the transaction these few small
+writes need (the README's Development section gives the figures).
 """
 
 from __future__ import annotations
