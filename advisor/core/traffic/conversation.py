@@ -107,7 +107,11 @@ def last_leaf(nodes: dict[str, Any], parent_key: str, children_key: str) -> str 
         seen.add(node_id)
         node = nodes.get(node_id)
         children = node.get(children_key) if isinstance(node, dict) else None
-        kids = [c for c in children if c in nodes] if isinstance(children, list) else []
+        kids = (
+            [c for c in children if isinstance(c, str) and c in nodes]
+            if isinstance(children, list)
+            else []
+        )  # a child that is not an id (an object, a list) is no child
         if not kids:
             return node_id
         node_id = kids[-1]

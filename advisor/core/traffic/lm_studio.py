@@ -19,6 +19,8 @@ from advisor.core.traffic.conversation import Message, turns_from_messages
 from advisor.core.traffic.records import Turn
 from advisor.core.traffic.streaming import JsonStream, ReadContext, as_int, parse_time
 
+MAX_SECONDS = 30 * 86400  # one answer never takes a month: a larger time is damage
+
 
 def read_turns(fh: IO[bytes], ctx: ReadContext) -> Iterator[Turn]:
     """The turns of the conversation in the file."""
@@ -73,7 +75,8 @@ def _message(raw: Any) -> Message | None:
     texts: list[str] = []
     prompt = completion = None
     duration = None
-    for step in version.get("steps") or []:
+    steps = version.get("steps")
+    for step in steps if isinstance(steps, list) else []:
         if not isinstance(step, dict) or step.get("type") != "contentBlock":
             continue
         texts.extend(_texts(step.get("content")))
@@ -84,7 +87,7 @@ def _message(raw: Any) -> Message | None:
             got = as_int(stats.get("predictedTokensCount"))
             completion = (completion or 0) + got if got is not None else completion
             secs = stats.get("totalTimeSec")
-            if isinstance(secs, int | float) and secs >= 0:
+            if isinstance(secs, int | float) and 0 <= secs <= MAX_SECONDS:
                 duration = (duration or 0.0) + float(secs)
     return Message(version["role"], tuple(texts), None, duration, prompt, completion)
 

@@ -68,7 +68,7 @@ def _message(raw: dict[str, Any]) -> Message | None:
     completion = as_int(usage.get("completion_tokens"))
     if completion is None:
         completion = as_int(usage.get("eval_count"))
-    total_ns = as_int(usage.get("total_duration"))
+    total_ns = as_int(usage.get("total_duration"), limit=10**15)  # nanoseconds: 11 days
     return Message(
         role=role,
         texts=_texts(raw.get("content")),

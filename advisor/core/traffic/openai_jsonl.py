@@ -148,7 +148,8 @@ def _content_text(content: Any) -> str:
 def _message_text(m: dict[str, Any]) -> str:
     """A message's text, with the tool calls it makes (the model writes those too)."""
     text = _content_text(m.get("content"))
-    for call in m.get("tool_calls") or []:
+    calls = m.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
         fn = call.get("function") if isinstance(call, dict) else None
         if isinstance(fn, dict):
             text += f"{fn.get('name', '')}{fn.get('arguments', '')}"

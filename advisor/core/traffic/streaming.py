@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 import os
 import stat
 import threading
@@ -295,12 +296,17 @@ def _parse_iso(text: str) -> float | None:
     return dt.timestamp()
 
 
-def as_int(value: object) -> int | None:
-    """A non-negative whole number, or None."""
+MAX_COUNT = 10**9  # no request has a billion tokens: a larger count is damage, not data
+
+
+def as_int(value: object, limit: int = MAX_COUNT) -> int | None:
+    """A whole number from 0 to `limit`, or None (absent, or not a real count: the text is
+    counted instead). A count past `limit` (2**63 in a hand-edited log) would overflow the
+    statistics' arrays."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int) and value >= 0:
+    if isinstance(value, float) and math.isfinite(value):
+        value = int(value)
+    if isinstance(value, int) and 0 <= value <= limit:
         return value
-    if isinstance(value, float) and value >= 0 and value == value and value != float("inf"):
-        return int(value)
     return None
