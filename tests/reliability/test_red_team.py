@@ -596,6 +596,32 @@ class TestHostileJson:
         assert files[name].name in one_line(done)
         assert snapshot(home) == before
 
+    @pytest.mark.parametrize(
+        ("part", "key", "value"),
+        [("model", "n_layers", 2**62), ("model", "active_params", 0),
+         ("hardware", "peak_flops_per_s", -1), ("config", "cache_type_k", "zz"),
+         ("model", "weights_bytes", 1e300)],
+    )  # fmt: skip
+    def test_a_run_file_with_a_value_no_run_has_is_one_sentence(
+        self, tmp_path, tiny_run, part, key, value
+    ):
+        """A hand-edited run whose types are right and whose values are not (found by
+        mutating a real run: 3 of 1,800 projections ended as 'unexpected error')."""
+        from advisor.core.runs.history import History
+
+        doc = tiny_run.to_json()
+        doc[part][key] = value
+        run = tmp_path / "edited.json"
+        run.write_text(json.dumps(doc), encoding="utf-8")
+        done = _in_process([*PROJECT, "--result", str(run)], tmp_path / "home")
+        assert done.returncode == 2
+        assert key in one_line(done) and "edited.json" in one_line(done)
+        history = History(tmp_path / "runs")
+        history.save(tiny_run)
+        (history.folder / "edited.json").write_text(json.dumps(doc), encoding="utf-8")
+        report = history.load()  # the edited run is set aside by itself, the other loads
+        assert [r.id for r in report.runs] == [tiny_run.id] and len(report.set_aside) == 1
+
     def test_a_hostile_store_is_set_aside_in_one_sentence(self, seeded):
         home, _ = seeded
         (home / "data" / "workloads.json").write_text("[" * 100_000, encoding="utf-8")

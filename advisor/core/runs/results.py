@@ -19,6 +19,7 @@ from advisor.core.hardware.model import HardwareReport, LlamaDevice
 from advisor.core.hardware.profile import MachineProfile, host_from_report
 from advisor.core.infra.serde import DataError, from_json, to_json
 from advisor.core.model.facts import ModelFacts
+from advisor.core.runs.checks import check_run
 from advisor.core.runs.config import BenchConfig
 
 RESULT_SCHEMA_VERSION = 2  # 2: typed hardware and llama facts, versions of what produced it
@@ -189,7 +190,9 @@ class RunResult:
         """Rebuild a run saved by any version of the app (every field checked)."""
         if not isinstance(data, dict):
             raise DataError("The run is not a JSON object.")
-        return from_json(cls, _upgrade(data), "the run")
+        run = from_json(cls, _upgrade(data), "the run")
+        check_run(run)  # the types are right; now every value's range
+        return run
 
 
 def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
