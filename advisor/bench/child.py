@@ -16,7 +16,7 @@ import threading
 import traceback
 from typing import IO, Any
 
-from advisor.core.infra.errors import os_reason
+from advisor.core.infra.errors import AdvisorError, is_users_situation, os_reason
 from advisor.core.infra.paths import app_paths
 from advisor.core.infra.serde import to_json
 from advisor.core.runs.events import BenchRequest, Failure, event_to_json
@@ -107,15 +107,26 @@ def run_main() -> int:
             hardware=request.hardware,
         ):
             out.emit(event)
-    except Exception as exc:  # a bug of ours: still exactly one error event
-        out.emit(
-            Failure(
-                f"The benchmark failed unexpectedly ({exc.__class__.__name__}: {exc}).",
-                traceback.format_exc(),
-            )
-        )
+    except AdvisorError as exc:  # a sentence of ours (the disk cannot hold the model ...)
+        out.emit(Failure(str(exc), traceback.format_exc()))
+        return 1
+    except Exception as exc:  # still exactly one error event
+        out.emit(Failure(_failure_sentence(exc), traceback.format_exc()))
         return 1
     return 0
+
+
+def _failure_sentence(exc: Exception) -> str:
+    """A full disk or a permission is the user's situation, said as such; anything else is a
+    bug of ours."""
+    if is_users_situation(exc):
+        assert isinstance(exc, OSError)
+        where = exc.filename if exc.filename is not None else "a file it needs"
+        return (
+            f"The benchmark could not use {where} ({os_reason(exc)}); free some space or check "
+            "the folder, then try again."
+        )
+    return f"The benchmark failed unexpectedly ({exc.__class__.__name__}: {exc})."
 
 
 def backend_main() -> int:

@@ -8,7 +8,6 @@ it once and maps errors to exit codes.
 
 from __future__ import annotations
 
-import errno
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -21,15 +20,9 @@ from advisor.core.infra.errors import (
     EXIT_OK,
     AdvisorError,
     RunError,
+    is_users_situation,
     os_reason,
 )
-
-# errors of the machine the user runs on, not of the program
-USER_SITUATIONS = {
-    getattr(errno, name, None)
-    for name in ("ENOSPC", "EACCES", "EPERM", "EROFS", "ENOTDIR", "EISDIR", "ENAMETOOLONG",
-                 "ENOENT", "EDQUOT", "EIO", "EMFILE", "ENFILE", "EBUSY", "ETXTBSY", "ELOOP")
-} - {None}  # fmt: skip
 
 COMMANDS = (
     "detect",
@@ -68,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:
-        if exc.errno not in USER_SITUATIONS:
+        if not is_users_situation(exc):
             return _report_bug(exc, argv)
         # a full disk, a permission, a read-only folder: the user's situation, not a bug
         logging.getLogger("advisor.cli").info("%s in %s", exc, argv, exc_info=True)

@@ -505,6 +505,36 @@ class TestFullOrUnwritableFolderDuringImport:
         finally:
             subprocess.run(["umount", str(mount)], capture_output=True)
 
+    @pytest.mark.slow
+    def test_a_benchmark_on_a_full_disk_says_so_as_the_users_situation(self, tmp_path):
+        """The synthetic model cannot be written: its sentence, not 'failed unexpectedly
+        (SynthError: ...)' (a real process on a 512 KiB filesystem)."""
+        mount = tmp_path / "tiny-fs"
+        mount.mkdir()
+        made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)],
+                              capture_output=True)  # fmt: skip
+        if made.returncode != 0:
+            pytest.skip("cannot mount a small filesystem here")
+        try:
+            (code, err), = wait_all([advisor_process(
+                mount / "home", "bench", "--synthetic", "qwen2.5-0.5b:q4_0", "--layers", "2",
+                "--pp", "16", "--tg", "8", "--reps", "1", "--quiet")])  # fmt: skip
+        finally:
+            subprocess.run(["umount", str(mount)], capture_output=True)
+        assert code == 1
+        line = one_line(subprocess.CompletedProcess([], code, "", err))
+        assert "free on the disk" in line and "unexpectedly" not in line, line
+
+    def test_an_os_error_in_the_benchmark_child_is_the_users_situation(self):
+        from advisor.bench.child import _failure_sentence
+
+        full = OSError(28, "No space left on device", "/home/u/.cache/model.gguf")
+        assert _failure_sentence(full) == (
+            "The benchmark could not use /home/u/.cache/model.gguf (the disk is full); free "
+            "some space or check the folder, then try again."
+        )
+        assert "failed unexpectedly (KeyError" in _failure_sentence(KeyError("x"))  # a bug
+
 
 REFUSED = ["lm studio nesting bomb", "lm studio huge number", "json lines: only a nesting bomb",
            "chatgpt: every item a bomb"]  # fmt: skip

@@ -63,3 +63,16 @@ def os_reason(exc: OSError) -> str:
         errno.ENOENT: "the file or folder does not exist",
     }
     return reasons.get(exc.errno or -1, exc.strerror or str(exc))
+
+
+def is_users_situation(exc: BaseException) -> bool:
+    """An OSError of the machine the user runs on (a full disk, a permission, a read-only or
+    missing folder, too many open files), not a bug of the program."""
+    import errno
+
+    situations = {
+        getattr(errno, name, None)
+        for name in ("ENOSPC", "EACCES", "EPERM", "EROFS", "ENOTDIR", "EISDIR", "ENAMETOOLONG",
+                     "ENOENT", "EDQUOT", "EIO", "EMFILE", "ENFILE", "EBUSY", "ETXTBSY", "ELOOP")
+    } - {None}  # fmt: skip
+    return isinstance(exc, OSError) and exc.errno in situations
