@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.conftest import _in_process
+
 DEEP = 100_000  # far past any limit: the standard decoder recurses once per level
 DIGITS = 5_000  # past Python's own limit of 4,300 digits for turning text into a number
 
@@ -151,3 +153,29 @@ def wait_all(procs: list[subprocess.Popen], timeout_s: float = 300) -> list[tupl
         _, err = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
         out.append((p.returncode, err))
     return out
+
+
+def seed_workloads(home: Path, *names: str) -> Path:
+    """A home whose store holds `names` (imported for real); the traffic file used."""
+    log = home.parent / "seed.jsonl"
+    log.write_text(JSONL_LINE + "\n", encoding="utf-8")
+    for name in names:
+        done = _in_process(["workload", "import", str(log), "--name", name], home)
+        assert done.returncode == 0, done.stderr
+    return log
+
+
+def saved_names(home: Path) -> set[str]:
+    doc = json.loads((home / "data" / "workloads.json").read_text(encoding="utf-8"))
+    return set(doc["workloads"])
+
+
+def fail_writes(monkeypatch, err: int) -> None:
+    """Every atomic write fails as a full disk (ENOSPC) or an unwritable folder (EACCES)
+    would: injected, since this CI runs as root and root writes anywhere."""
+    from advisor.core.infra import atomic
+
+    def refuse(*args, **kwargs):
+        raise OSError(err, os.strerror(err))
+
+    monkeypatch.setattr(atomic.tempfile, "mkstemp", refuse)

@@ -3,7 +3,8 @@
 
 Rows of the reliability issue's table, in its order: long names, absurd model geometry, a
 damaged detection cache, app folders that are files, settings damaged twice, a SIGTERM while a
-model is written. (Numeric options and bad run files are in test_red_team.py.)
+model is written. (Numeric options are in test_red_team.py, hostile run files in
+test_red_team_v3.py.)
 """
 
 from __future__ import annotations
