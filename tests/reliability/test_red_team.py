@@ -397,6 +397,20 @@ class TestDamagedStore:
         line = one_line(done)
         assert "Unknown workload 'kept'" in line and str(home / "data") in line
 
+    def test_the_app_says_what_was_set_aside_and_keeps_the_rest(self, make_window, qtbot):
+        from advisor.core.infra.paths import app_paths
+
+        home = app_paths().data.parent  # the app's own folder in this test
+        seed_workloads(home, "good", "bad")
+        _damage(home, "wrong type")
+        window, services = make_window()
+        qtbot.waitUntil(lambda: "good" in services.state.saved_workloads, timeout=5000)
+        assert list(services.state.saved_workloads) == ["good"]
+        qtbot.waitUntil(window.banner.isVisible, timeout=5000)
+        text = window.banner.message.text()
+        (aside,) = (home / "data").glob("workloads.corrupt-*")
+        assert "'bad'" in text and aside.name in text and str(home / "data") in text, text
+
     @pytest.mark.parametrize("command", ["import", "delete", "list"])
     def test_a_store_that_cannot_be_read_now_is_never_replaced(
         self, tmp_path, monkeypatch, command
