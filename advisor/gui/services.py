@@ -357,6 +357,7 @@ class AppServices(WorkloadServices):
         if choice is None or profile is None:
             return
         facts, reference = choice.facts, self._reference()
+        prices = dict(self.settings.current.prices_usd)
 
         def work() -> ProjectionTable:
             return projection_table(
@@ -367,6 +368,7 @@ class AppServices(WorkloadServices):
                 reference=reference,
                 this_machine=profile,
                 speed_model=self.speed_model(),
+                user_prices=prices,
             )
 
         run_compute(
@@ -377,7 +379,11 @@ class AppServices(WorkloadServices):
         )
 
     def verdict(
-        self, target_id: str, workload: Workload, on_done: Callable[[Verdict], None]
+        self,
+        target_id: str,
+        workload: Workload,
+        on_done: Callable[[Verdict], None],
+        count: int = 1,
     ) -> None:
         choice, profile = self.state.model, self.state.profile
         target = self.catalogue.by_id(target_id)
@@ -385,11 +391,12 @@ class AppServices(WorkloadServices):
             return
         reference = self._reference()
         source = verdict_source(reference, profile)
+        prices = dict(self.settings.current.prices_usd)
 
         def work() -> Verdict:
             return verdict(
-                choice.facts, source, Target(target), workload, host=profile.host,
-                reference=reference, speed_model=self.speed_model(),
+                choice.facts, source, Target(target, count=count), workload, host=profile.host,
+                reference=reference, speed_model=self.speed_model(), user_prices=prices,
             )  # fmt: skip
 
         run_compute(
@@ -430,11 +437,12 @@ class AppServices(WorkloadServices):
             return
         reference = self._reference()
         source = verdict_source(reference, profile)
+        prices = dict(self.settings.current.prices_usd)
 
         def work() -> Verdict:
             return verdict(
                 choice.facts, source, target, workload, host=profile.host, reference=reference,
-                speed_model=self.speed_model(),
+                speed_model=self.speed_model(), user_prices=prices,
             )  # fmt: skip
 
         run_compute(

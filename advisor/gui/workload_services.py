@@ -103,6 +103,8 @@ class WorkloadServices:
         host = profile.host if profile is not None else None
         facts = choice.facts
 
+        prices = dict(self.settings.current.prices_usd)
+
         def work() -> tuple[Sizing | None, list[Server]]:
             from advisor.usecases.machine import host_for
 
@@ -113,7 +115,8 @@ class WorkloadServices:
                                     host=h, choose="enter '{}' as the card.",
                                     speed_model=self.speed_model())  # fmt: skip
             servers = devices_that_serve(facts, load, target, catalogue=self.catalogue, host=h,
-                                         speed_model=self.speed_model())  # fmt: skip
+                                         speed_model=self.speed_model(),
+                                         user_prices=prices)  # fmt: skip
             return sizing, servers
 
         run_compute(

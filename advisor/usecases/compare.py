@@ -6,11 +6,12 @@ same run, model and workload give the same numbers in both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
+from advisor.core.catalogue.prices import Price
 from advisor.core.hardware.profile import Host, MachineProfile
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.advising.verdict import Verdict, upgrade_verdict
@@ -18,6 +19,7 @@ from advisor.core.predict.conditions.workloads import Workload
 from advisor.core.predict.model.speed_model import SpeedModel
 from advisor.core.predict.projecting.projection import Projection, Target, project, project_all
 from advisor.core.predict.projecting.reference import Reference
+from advisor.usecases.prices import target_price, target_prices
 
 THIS_MACHINE = "this machine"
 
@@ -29,6 +31,12 @@ class ProjectionTable:
     projections: list[Projection]
     this_machine_id: str | None
     classes: dict[str, str]  # device id -> class label, for grouping and filtering
+    # each row's price (prices.price_of: the user's, street new, street used, launch); this
+    # machine's own row has none
+    prices: list[Price | None] = field(default_factory=list)
+
+    def price(self, row: int) -> Price | None:
+        return self.prices[row] if row < len(self.prices) else None
 
 
 def projection_table(
@@ -41,10 +49,12 @@ def projection_table(
     speed_model: SpeedModel,
     targets: Sequence[Target] | None = None,
     this_machine: MachineProfile | None = None,
+    user_prices: Mapping[str, float] | None = None,
 ) -> ProjectionTable:
     """Project the model onto the targets (default: every catalogued device), with this
-    machine's own device first when a profile is given."""
+    machine's own device first when a profile is given, and each row's price."""
     rows: list[Projection] = []
+    prices: list[Price | None] = []
     own = _own_device(this_machine, reference) if this_machine is not None else None
     this_id = own.id if own is not None else None
     if this_machine is not None and own is not None:
@@ -57,15 +67,17 @@ def projection_table(
             reference=reference,
         )
         rows.append(replace(mine, device=this_machine.name))
+        prices.append(None)
     others = [
         t for t in (targets if targets is not None else [Target(d) for d in catalogue])
         if not (t.device.id == this_id and t.count == 1 and t.backend is None)
     ]  # fmt: skip
     rows += project_all(facts, others, workload, host=host, model=speed_model, reference=reference)
+    prices += target_prices(others, user_prices)
     classes = {d.id: d.class_label for d in catalogue}
     if this_id is not None:
         classes[this_id] = THIS_MACHINE
-    return ProjectionTable(rows, this_id, classes)
+    return ProjectionTable(rows, this_id, classes, prices)
 
 
 def _own_device(this_machine: MachineProfile, reference: Reference | None) -> Device:
@@ -93,11 +105,13 @@ def verdict(
     host: Host,
     speed_model: SpeedModel,
     reference: Reference | None = None,
+    user_prices: Mapping[str, float] | None = None,
 ) -> Verdict:
-    """How much the target would gain over the source, per workload, in one sentence."""
+    """How much the target would gain over the source, per workload, in one sentence, with
+    the target's price (the same as in the tables)."""
     return upgrade_verdict(
         facts, source, target, host=host, reference=reference, focus=focus_of(workload),
-        model=speed_model,
+        model=speed_model, price=target_price(target, user_prices),
     )  # fmt: skip
 
 
@@ -119,11 +133,21 @@ def verdicts_from_reference(
     host: Host,
     reference: Reference,
     speed_model: SpeedModel,
+    user_prices: Mapping[str, float] | None = None,
 ) -> list[Verdict]:
     """A verdict for each target against the device the user measured."""
     source = verdict_source(reference, None)
     return [
-        verdict(facts, source, t, workload, host=host, reference=reference, speed_model=speed_model)
+        verdict(
+            facts,
+            source,
+            t,
+            workload,
+            host=host,
+            reference=reference,
+            speed_model=speed_model,
+            user_prices=user_prices,
+        )
         for t in targets
         if t.device.id != reference.device.id
     ]

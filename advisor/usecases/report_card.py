@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from advisor import __version__
 from advisor.core.runs.results import RunResult
+from advisor.usecases.prices import price_text
 from advisor.usecases.upgrade import Candidate
 
 TOP = 6
@@ -60,7 +61,7 @@ def _candidate_rows(candidates: Sequence[Candidate]) -> str:
     rows = []
     for c in candidates[:TOP]:
         p = c.projection
-        price = f"${c.price.usd:,.0f}" if c.price else "—"
+        price = _e(price_text(c.price, "—"))
         speedup = f"{c.speedup:.1f}x" if c.speedup else "—"
         per_answer = f"{p.request_s:,.1f} s" if p.request_s else "—"
         rows.append(

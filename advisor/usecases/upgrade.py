@@ -13,11 +13,12 @@ from dataclasses import dataclass, replace
 
 from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
+from advisor.core.catalogue.prices import Price
 from advisor.core.hardware.profile import Host, MachineProfile
 from advisor.core.infra.units import fmt_seconds
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.advising.feel import READING_TPS, Waits, would_notice
-from advisor.core.predict.advising.value import Energy, Price, energy_of, price_of, value_frontier
+from advisor.core.predict.advising.value import Energy, energy_of, value_frontier
 from advisor.core.predict.conditions.workloads import Workload
 from advisor.core.predict.model.speed_model import SpeedModel
 from advisor.core.predict.projecting.bases import basis_rank
@@ -25,6 +26,7 @@ from advisor.core.predict.projecting.projection import Projection, Target
 from advisor.core.predict.projecting.projection_types import FIT_RANK
 from advisor.core.predict.projecting.reference import Reference
 from advisor.usecases.compare import projection_table, verdict_source
+from advisor.usecases.prices import target_price
 
 # what a hobbyist buys by default: current and last-generation consumer cards, Apple machines,
 # unified-memory boxes; datacenter and workstation cards are behind a toggle
@@ -143,7 +145,7 @@ def rank_candidates(
     )
     rows: list[Candidate] = []
     for target, p in projected.candidates:
-        price = price_of(target.device, target.count, prices)
+        price = target_price(target, prices)
         energy = energy_of(p, target.device, w, price_per_kwh)
         speedup = saved = per_tps = None
         if mine is not None and mine.request_s and p.request_s:

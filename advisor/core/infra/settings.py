@@ -158,6 +158,18 @@ def _notice(bad: list[str], aside: Path | None, whole: bool = False) -> str:
     return what + (f"; the old file is kept as {aside.name}." if aside else ".")
 
 
+def read_settings(path: Path) -> Settings:
+    """The settings as saved, for a reader that must not change the file (the command line):
+    defaults where the file is absent, unreadable, or a field is bad."""
+    try:
+        if path.stat().st_size > MAX_SETTINGS_BYTES:
+            return Settings()
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return Settings()
+    return _read_fields(_migrate(data))[0] if isinstance(data, dict) else Settings()
+
+
 def set_aside(path: Path, *, copy: bool = False) -> Path | None:
     """Keep a damaged file under a name of its own (settings.corrupt-<time>-<random>.json);
     earlier copies are never overwritten. None when it cannot be kept."""

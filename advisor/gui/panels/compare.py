@@ -205,7 +205,9 @@ class ComparePanel(QtWidgets.QWidget):
         # a refresh (a new run, detection finishing) resets the rows: the devices picked for
         # the side-by-side stay picked
         keep = {(p.device_id, p.count) for p in self.selected()}
-        self.model.set_projections(table.projections, table.classes, table.this_machine_id)
+        self.model.set_projections(
+            table.projections, table.classes, table.this_machine_id, table.prices
+        )
         if keep:
             self._select(keep)
         if not self._sized_once:  # later refreshes keep the widths (no re-measuring)
@@ -273,6 +275,7 @@ class ComparePanel(QtWidgets.QWidget):
                 picks[0].device_id,
                 self.current_workload(),
                 lambda v: self._on_verdict(v) if generation == self._verdict_generation else None,
+                count=picks[0].count,
             )
         else:
             self.verdict.setText(
