@@ -20,6 +20,7 @@ COMMANDS = (
     "devices",
     "synth",
     "project",
+    "upgrade",
     "bench",
     "fits",
     "workload",

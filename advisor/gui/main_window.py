@@ -99,6 +99,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
         self.nav.currentRowChanged.connect(self._update_steps)
         self.upgrade.full_table_requested.connect(lambda: self.show_page("Compare all devices"))
+        self.upgrade.measure_again_requested.connect(self._on_measure_again_requested)
+        self.compare.measure_again_requested.connect(self._on_measure_again_requested)
         services.state.status_message.connect(self.statusBar().showMessage)
         for signal in (
             services.state.machine_changed,
@@ -116,6 +118,11 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def show_page(self, name: str) -> None:
         self.nav.setCurrentRow(PAGES.index(name))
+
+    def _on_measure_again_requested(self) -> None:
+        """'Measure again' under a disturbed run's warning: the Benchmark page runs it."""
+        self.show_page("Benchmark")
+        self.bench.run()
 
     def _on_history_open_requested(self, run) -> None:
         self.services.open_run(run)

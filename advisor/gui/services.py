@@ -42,6 +42,7 @@ from advisor.usecases.charts import RunCurves, run_curves
 from advisor.usecases.compare import ProjectionTable, projection_table, verdict, verdict_source
 from advisor.usecases.machine import detect_machine
 from advisor.usecases.notices import app_notices
+from advisor.usecases.run_trust import RunTrust, run_trust
 from advisor.usecases.upgrade import Projected, project_candidates
 
 log = logging.getLogger(__name__)
@@ -258,6 +259,7 @@ class AppServices(WorkloadServices):
                     "\n".join(report.set_aside),
                 )
             on_done(report.runs)
+            self.state.set_history(report.runs)
 
         def failed(exc: BaseException, details: str) -> None:
             self.errors.report(f"The history could not be read ({exc}).", details)
@@ -345,11 +347,16 @@ class AppServices(WorkloadServices):
 
     # --- projections -------------------------------------------------------------------
 
-    def _reference(self) -> Reference | None:
-        """The shown run as the projections' reference, on the device it was measured on
-        (a run from History may come from another machine): the one answer the command line
-        gives for the same run."""
-        run = self.state.run
+    def run_trust(self) -> RunTrust:
+        """The run the answers rest on: the shown run, or a quiet run of the same model in the
+        history where the shown one was disturbed (advisor.usecases.run_trust)."""
+        return run_trust(self.state.run, self.state.history)
+
+    def _reference(self, trust: RunTrust | None = None) -> Reference | None:
+        """The run the answers rest on as the projections' reference, on the device it was
+        measured on (a run from History may come from another machine): the one answer the
+        command line gives for the same run."""
+        run = (trust or self.run_trust()).used
         return reference_for_run(run, self.catalogue) if run is not None else None
 
     def projections(self, workload: Workload, on_done: Callable[[ProjectionTable], None]) -> None:
@@ -404,14 +411,19 @@ class AppServices(WorkloadServices):
         )
 
     def upgrade_projections(
-        self, workload: Workload, include_pro: bool, on_done: Callable[[Projected], None]
+        self,
+        workload: Workload,
+        include_pro: bool,
+        on_done: Callable[[Projected], None],
+        trust: RunTrust | None = None,
     ) -> None:
         """The upgrade answer's projections (the slow part) for the current model, machine
-        and run, off the GUI thread; ranking them is cheap and stays on it."""
+        and the run the answer rests on, off the GUI thread; ranking them is cheap."""
         choice, profile = self.state.model, self.state.profile
         if choice is None or profile is None:
             return
-        facts, reference, run = choice.facts, self._reference(), self.state.run
+        trust = trust or self.run_trust()
+        facts, reference, run = choice.facts, self._reference(trust), trust.used
         watts = _measured_decode_watts(run)
 
         def work() -> Projected:
@@ -429,13 +441,17 @@ class AppServices(WorkloadServices):
         )
 
     def upgrade_verdict(
-        self, target: Target, workload: Workload, on_done: Callable[[Verdict], None]
+        self,
+        target: Target,
+        workload: Workload,
+        on_done: Callable[[Verdict], None],
+        trust: RunTrust | None = None,
     ) -> None:
         """How the target compares with this machine, workload by workload, in words."""
         choice, profile = self.state.model, self.state.profile
         if choice is None or profile is None:
             return
-        reference = self._reference()
+        reference = self._reference(trust)
         source = verdict_source(reference, profile)
         prices = dict(self.settings.current.prices_usd)
 

@@ -39,6 +39,7 @@ class AppState(QtCore.QObject):
     detection_finished = QtCore.Signal()  # after each detection, whether it worked or not
     status_message = QtCore.Signal(str)  # a sentence for the status bar (a file was saved)
     workloads_changed = QtCore.Signal()  # the saved (imported) workloads
+    history_changed = QtCore.Signal()  # the saved runs were read again
 
     def __init__(self, parent: QtCore.QObject | None = None):
         super().__init__(parent)
@@ -47,6 +48,7 @@ class AppState(QtCore.QObject):
         self.model: ModelChoice | None = None
         self.run: RunResult | None = None
         self.saved_workloads: dict[str, SavedWorkload] = {}
+        self.history: tuple[RunResult, ...] = ()  # the saved runs, newest first
 
     def set_machine(self, report: HardwareReport, profile: MachineProfile) -> None:
         self.report, self.profile = report, profile
@@ -59,6 +61,10 @@ class AppState(QtCore.QObject):
     def set_run(self, run: RunResult | None) -> None:
         self.run = run
         self.run_changed.emit()
+
+    def set_history(self, runs: list[RunResult]) -> None:
+        self.history = tuple(runs)
+        self.history_changed.emit()
 
     def set_saved_workloads(self, saved: dict[str, SavedWorkload]) -> None:
         self.saved_workloads = dict(saved)

@@ -151,3 +151,67 @@ def verdicts_from_reference(
         for t in targets
         if t.device.id != reference.device.id
     ]
+
+
+# why a workload has no speed-up, by WorkloadGain.missing: one wording for every page
+WHY_NO_GAIN = {
+    "target": "the model does not fit it",
+    "source": "this machine cannot run the model",
+    "estimate": "no estimate (no compute figure)",
+    "context": "beyond the context the model was trained on",
+}
+
+
+def why_no_gain(missing: str) -> str:
+    return WHY_NO_GAIN.get(missing, "no estimate")
+
+
+def compare_caption(model: str, workload: Workload, measured: bool) -> str:
+    """What the Compare table is for, in one sentence."""
+    basis = (
+        "your benchmark for this machine, published and modelled results for the rest"
+        if measured
+        else "from published measurements and specs (run a benchmark to measure yours)"
+    )
+    return (
+        f"{model}, {workload.label.lower()}: {workload.prompt_tokens:,} tokens in, "
+        f"{workload.answer_tokens:,} out, {workload.history_tokens:,} of history, "
+        f"{workload.concurrency} at once — {basis}. Hover a cell for its notes."
+    )
+
+
+@dataclass(frozen=True)
+class GainRow:
+    """One workload of a verdict: the speed-ups, or why there is none."""
+
+    workload: str
+    overall: str  # '4.9x', or '' with `why`
+    prefill: str
+    decode: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class CompareVerdict:
+    """The Compare page's verdict on one selected device against this machine."""
+
+    sentence: str
+    rows: tuple[GainRow, ...]
+    price: str  # '$5,258 (new, 2026-09), $1,365 per 1x of speed-up.' ('' without a price)
+    basis: str
+
+
+def compare_verdict(v: Verdict) -> CompareVerdict:
+    rows = tuple(
+        GainRow(
+            g.label,
+            f"{g.speedup:.1f}x",
+            f"{g.prefill_speedup or 0:.1f}x",
+            f"{g.decode_speedup or 0:.1f}x",
+        )
+        if g.speedup
+        else GainRow(g.label, "", "", "", why_no_gain(g.missing))
+        for g in v.gains
+    )
+    basis = f"Basis: {v.basis}. Speed-ups compare {v.target} with {v.source}."
+    return CompareVerdict(v.sentence, rows, v.price_sentence, basis)

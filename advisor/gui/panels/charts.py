@@ -17,8 +17,8 @@ import numpy as np
 
 from advisor.core.runs.results import RunResult
 from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
-from advisor.gui.widgets import heading, muted, value_label
-from advisor.usecases.charts import RunCurves
+from advisor.gui.widgets import escape, heading, muted, value_label
+from advisor.usecases.charts import RunCurves, charts_caption
 
 MEASURED = "#1f77b4"
 CEILING = "#d62728"
@@ -214,12 +214,7 @@ class ChartsPanel(QtWidgets.QWidget):
         run = self.state.run
         if run is None or self.state.profile is None:
             return
-        m = run.model
-        label = m.name if not m.file_type or m.file_type in m.name else f"{m.name} ({m.file_type})"
-        self.caption.setText(
-            f"{label} on {run.device_name}: red is what the hardware allows, blue what "
-            "llama.cpp measured, orange what the model predicts."
-        )
+        self.caption.setText(escape(charts_caption(run)))
         self._update_bars(run)
         self._update_roofline(run)
         self._clear_curves()  # never leave an earlier run's curves under this run's caption

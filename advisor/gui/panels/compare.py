@@ -15,21 +15,18 @@ from advisor.gui.panels.charts import MEASURED, PREDICTED, _palette_colours, _pl
 from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
 from advisor.gui.services import AppServices
 from advisor.gui.table_models import OBJECT_ROLE, PinnedFirstRowProxy, ProjectionTableModel
-from advisor.gui.widgets import heading, muted, value_label
-from advisor.usecases.compare import ProjectionTable
-
-_NO_GAIN = {
-    "target": "does not fit",
-    "source": "this machine cannot run it",
-    "estimate": "no estimate (no compute figure)",
-    "context": "beyond the model's trained context",
-}
-
+from advisor.gui.widgets import WarningBox, escape, heading, muted, value_label
+from advisor.usecases.compare import ProjectionTable, compare_caption, compare_verdict
 
 RESIZE_ROWS = 25  # rows measured when columns are fitted to their contents
+VERDICT_HEADER = (
+    "<tr><th align='left'>Workload</th><th>Overall</th><th>Prefill</th><th>Decode</th></tr>"
+)
 
 
 class ComparePanel(QtWidgets.QWidget):
+    measure_again_requested = QtCore.Signal()
+
     def __init__(self, services: AppServices, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.services = services
@@ -42,6 +39,9 @@ class ComparePanel(QtWidgets.QWidget):
             muted("Choose a model to see what other hardware would do with it.")
         )
         layout.addWidget(self.caption)
+        self.disturbed = WarningBox("Measure again")
+        self.measure_again = self.disturbed.button
+        layout.addWidget(self.disturbed)
         layout.addLayout(self._build_controls(services.settings.current.workload))
         split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
         split.addWidget(self._build_table())
@@ -131,10 +131,12 @@ class ComparePanel(QtWidgets.QWidget):
         self.filter.textChanged.connect(self._on_filter_changed)
         self.fits_only.toggled.connect(self._on_filter_changed)
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        self.measure_again.clicked.connect(self.measure_again_requested)
         for signal in (
             self.state.model_changed,
             self.state.machine_changed,
             self.state.run_changed,
+            self.state.history_changed,
         ):
             signal.connect(self.refresh)
 
@@ -183,16 +185,10 @@ class ComparePanel(QtWidgets.QWidget):
         if self.state.model is None or self.state.profile is None:
             return
         w = self.current_workload()
-        basis = (
-            "your benchmark for this machine, published and modelled results for the rest"
-            if self.state.run
-            else "from published measurements and specs (run a benchmark to measure yours)"
-        )
-        self.caption.setText(
-            f"<b>{self.state.model.label}</b>, {w.label.lower()}: {w.prompt_tokens:,} tokens in, "
-            f"{w.answer_tokens:,} out, {w.history_tokens:,} of history, {w.concurrency} at once "
-            f"— {basis}. Hover a cell for its notes."
-        )
+        trust = self.services.run_trust()
+        caption = escape(compare_caption(self.state.model.label, w, trust.used is not None))
+        self.caption.setText("<br>".join([caption, *([escape(trust.note)] if trust.note else [])]))
+        self.disturbed.say(trust.warning)
         self._generation += 1
         generation = self._generation
         self.model.yours_unused = self.state.profile.unused_gpu_id
@@ -283,19 +279,21 @@ class ComparePanel(QtWidgets.QWidget):
             )
 
     def _on_verdict(self, v: Verdict) -> None:
+        a = compare_verdict(v)  # advisor.usecases.compare words it; this only lays it out
         _, foreground = _palette_colours()
+        cells = "<td align='right'><b>{}</b></td><td align='right'>{}</td><td align='right'>{}</td>"
         rows = "".join(
-            f"<tr><td>{g.label}</td><td align='right'><b>{g.speedup:.1f}x</b></td>"
-            f"<td align='right'>{g.prefill_speedup or 0:.1f}x</td>"
-            f"<td align='right'>{g.decode_speedup or 0:.1f}x</td></tr>"
-            if g.speedup
-            else f"<tr><td>{g.label}</td><td colspan=3>{_NO_GAIN.get(g.missing, '—')}</td></tr>"
-            for g in v.gains
+            f"<tr><td>{escape(r.workload)}</td>"
+            + (
+                cells.format(r.overall, r.prefill, r.decode)
+                if r.overall
+                else f"<td colspan=3>{escape(r.why)}</td>"
+            )
+            + "</tr>"
+            for r in a.rows
         )
-        price = f"<br>{v.price_sentence}" if v.price_sentence else ""
+        price = f"<br>{escape(a.price)}" if a.price else ""
         self.verdict.setText(
-            f"<p style='color:{foreground.name()}'><b>{v.sentence}</b></p>"
-            f"<table cellspacing=4><tr><th align='left'>Workload</th><th>Overall</th>"
-            f"<th>Prefill</th><th>Decode</th></tr>{rows}</table>{price}<br>"
-            + muted(f"Basis: {v.basis}. Speed-ups compare {v.target} with {v.source}.")
+            f"<p style='color:{foreground.name()}'><b>{escape(a.sentence)}</b></p>"
+            f"<table cellspacing=4>{VERDICT_HEADER}{rows}</table>{price}<br>" + muted(a.basis)
         )
