@@ -68,7 +68,7 @@ CODE = {
     "memory fit": "advisor.core.predict.physics.memory:fit_on",
     "placement": "advisor.core.predict.physics.placement:Placement",
     "residency": "advisor.core.predict.physics.placement:residency",
-    "link": "advisor.core.predict.physics.placement:link_bytes_per_s",
+    "link": "advisor.core.predict.physics.placement:card_link_bytes_per_s",
     "hybrid shares": "advisor.core.predict.projecting.hybrid_fit:fit_shares",
     "best placement": "advisor.core.predict.projecting.hybrid:candidates",
     "cpu moe patterns": "advisor.bench.llama_model:cpu_moe_patterns",
@@ -526,7 +526,8 @@ def _placement_section(w: Callable[[str], None], model: SpeedModel) -> None:
     w("")
     w(
         f"- `u`: the micro-batch (`-ub`, 512 by default); `link_rate`: PCIe generation x lanes, "
-        f"one direction ({code('link')}), detected or assumed (PCIe 4.0 x16, said so); "
+        f"one direction, the lesser of the card's own (catalogue) and the host's, detected or "
+        f"assumed (PCIe 4.0 x16, said so) ({code('link')}); "
         f"`link_share`: {h.link:g}, fitted on the published prefill rows."
     )
     w(

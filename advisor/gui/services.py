@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core.catalogue.catalogue import Catalogue
+from advisor.core.hardware.profile import Host, MachineProfile
 from advisor.core.infra.atomic import atomic_write_bytes
 from advisor.core.infra.errors import AdvisorError, os_reason
 from advisor.core.infra.paths import AppPaths
@@ -40,10 +41,10 @@ from advisor.usecases.about import AboutFacts, about_facts, known_backend, llama
 from advisor.usecases.bench_config import BenchChoices, bench_config
 from advisor.usecases.charts import RunCurves, run_curves
 from advisor.usecases.compare import ProjectionTable, projection_table, verdict, verdict_source
-from advisor.usecases.machine import detect_machine
+from advisor.usecases.machine import detect_machine, with_choices
 from advisor.usecases.notices import app_notices
 from advisor.usecases.run_trust import RunTrust, run_trust
-from advisor.usecases.upgrade import Projected, project_candidates
+from advisor.usecases.upgrade import Projected, measured_decode_watts, project_candidates
 
 log = logging.getLogger(__name__)
 
@@ -347,6 +348,12 @@ class AppServices(WorkloadServices):
 
     # --- projections -------------------------------------------------------------------
 
+    def _host(self, profile: MachineProfile) -> Host:
+        """The computer the projected cards sit in: this machine's, with the user's choices
+        (the Upgrade and Compare pages' RAM fields) over what was detected."""
+        c = self.state.host_choice
+        return with_choices(profile.host, ram_gb=c.ram_gb, ram_bandwidth_gbs=c.ram_bandwidth_gbs)
+
     def run_trust(self) -> RunTrust:
         """The run the answers rest on: the shown run, or a quiet run of the same model in the
         history where the shown one was disturbed (advisor.usecases.run_trust)."""
@@ -366,12 +373,14 @@ class AppServices(WorkloadServices):
         facts, reference = choice.facts, self._reference()
         prices = dict(self.settings.current.prices_usd)
 
+        host = self._host(profile)
+
         def work() -> ProjectionTable:
             return projection_table(
                 facts,
                 workload,
                 catalogue=self.catalogue,
-                host=profile.host,
+                host=host,
                 reference=reference,
                 this_machine=profile,
                 speed_model=self.speed_model(),
@@ -397,12 +406,13 @@ class AppServices(WorkloadServices):
         if choice is None or profile is None or target is None:
             return
         reference = self._reference()
-        source = verdict_source(reference, profile)
+        source = verdict_source(reference, profile, self._host(profile))
         prices = dict(self.settings.current.prices_usd)
+        host = self._host(profile)
 
         def work() -> Verdict:
             return verdict(
-                choice.facts, source, Target(target, count=count), workload, host=profile.host,
+                choice.facts, source, Target(target, count=count), workload, host=host,
                 reference=reference, speed_model=self.speed_model(), user_prices=prices,
             )  # fmt: skip
 
@@ -424,11 +434,13 @@ class AppServices(WorkloadServices):
             return
         trust = trust or self.run_trust()
         facts, reference, run = choice.facts, self._reference(trust), trust.used
-        watts = _measured_decode_watts(run)
+        watts = measured_decode_watts(run)
+
+        host = self._host(profile)
 
         def work() -> Projected:
             return project_candidates(
-                facts, workload, catalogue=self.catalogue, host=profile.host,
+                facts, workload, catalogue=self.catalogue, host=host,
                 reference=reference, this_machine=profile, include_pro=include_pro,
                 measured_watts=watts, speed_model=self.speed_model(),
             )  # fmt: skip
@@ -452,12 +464,13 @@ class AppServices(WorkloadServices):
         if choice is None or profile is None:
             return
         reference = self._reference(trust)
-        source = verdict_source(reference, profile)
+        source = verdict_source(reference, profile, self._host(profile))
         prices = dict(self.settings.current.prices_usd)
+        host = self._host(profile)
 
         def work() -> Verdict:
             return verdict(
-                choice.facts, source, target, workload, host=profile.host, reference=reference,
+                choice.facts, source, target, workload, host=host, reference=reference,
                 speed_model=self.speed_model(), user_prices=prices,
             )  # fmt: skip
 
@@ -476,13 +489,3 @@ class AppServices(WorkloadServices):
             lambda e, d: self.errors.report(f"The charts could not be computed ({e}).", d),
             kind="curves",
         )
-
-
-def _measured_decode_watts(run: RunResult | None) -> float | None:
-    """This machine's power while decoding, where its run measured it (not a TDP estimate)."""
-    if run is None:
-        return None
-    for t in run.tests:
-        if t.kind == "decode" and t.batch == 1 and t.energy_method == "measured":
-            return t.average_w
-    return None

@@ -32,6 +32,15 @@ class ModelChoice:
         return self.facts.name or f"{self.shape_id} {self.quant} (synthetic)"
 
 
+@dataclass(frozen=True)
+class HostChoice:
+    """The user's choices for the computer the projected cards sit in (Upgrade and Compare
+    pages), over what was detected: None keeps the detected figure."""
+
+    ram_gb: float | None = None
+    ram_bandwidth_gbs: float | None = None  # a measured read bandwidth, as the probe reports
+
+
 class AppState(QtCore.QObject):
     machine_changed = QtCore.Signal()
     model_changed = QtCore.Signal()
@@ -40,6 +49,7 @@ class AppState(QtCore.QObject):
     status_message = QtCore.Signal(str)  # a sentence for the status bar (a file was saved)
     workloads_changed = QtCore.Signal()  # the saved (imported) workloads
     history_changed = QtCore.Signal()  # the saved runs were read again
+    host_changed = QtCore.Signal()  # the user's choices for the computer the cards sit in
 
     def __init__(self, parent: QtCore.QObject | None = None):
         super().__init__(parent)
@@ -49,6 +59,7 @@ class AppState(QtCore.QObject):
         self.run: RunResult | None = None
         self.saved_workloads: dict[str, SavedWorkload] = {}
         self.history: tuple[RunResult, ...] = ()  # the saved runs, newest first
+        self.host_choice = HostChoice()
 
     def set_machine(self, report: HardwareReport, profile: MachineProfile) -> None:
         self.report, self.profile = report, profile
@@ -65,6 +76,11 @@ class AppState(QtCore.QObject):
     def set_history(self, runs: list[RunResult]) -> None:
         self.history = tuple(runs)
         self.history_changed.emit()
+
+    def set_host_choice(self, choice: HostChoice) -> None:
+        if choice != self.host_choice:
+            self.host_choice = choice
+            self.host_changed.emit()
 
     def set_saved_workloads(self, saved: dict[str, SavedWorkload]) -> None:
         self.saved_workloads = dict(saved)

@@ -13,10 +13,12 @@ from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
 from advisor.core.catalogue.prices import Price
 from advisor.core.hardware.profile import Host, MachineProfile
+from advisor.core.infra.units import GiB
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.advising.verdict import Verdict, upgrade_verdict
 from advisor.core.predict.conditions.workloads import Workload
 from advisor.core.predict.model.speed_model import SpeedModel
+from advisor.core.predict.physics.placement import Placement
 from advisor.core.predict.projecting.projection import Projection, Target, project, project_all
 from advisor.core.predict.projecting.reference import Reference
 from advisor.usecases.prices import target_price, target_prices
@@ -58,9 +60,10 @@ def projection_table(
     own = _own_device(this_machine, reference) if this_machine is not None else None
     this_id = own.id if own is not None else None
     if this_machine is not None and own is not None:
+        placement = reference.placement if reference is not None else None
         mine = project(
             facts,
-            Target(own, backend=this_machine.backend),
+            own_target(own, this_machine.backend, host, placement),
             workload,
             host=host,
             model=speed_model,
@@ -115,14 +118,28 @@ def verdict(
     )  # fmt: skip
 
 
-def verdict_source(reference: Reference | None, this_machine: MachineProfile | None) -> Target:
+def verdict_source(
+    reference: Reference | None, this_machine: MachineProfile | None, host: Host | None = None
+) -> Target:
     """What a verdict compares a device with: the device the shown run was measured on (a run
-    from History may come from another machine), else this machine."""
+    from History may come from another machine), else this machine; a computer without a
+    card holds the model in the RAM of `host` (the user's choice of RAM size), where given."""
     if reference is not None:
-        return Target(reference.device, backend=reference.backend)
+        return own_target(reference.device, reference.backend, host, reference.placement)
     if this_machine is None:
         raise ValueError("a verdict needs a run or this machine to compare with")
-    return Target(this_machine.device, backend=this_machine.backend)
+    return own_target(this_machine.device, this_machine.backend, host)
+
+
+def own_target(
+    device: Device, backend: str | None, host: Host | None, placement: Placement | None = None
+) -> Target:
+    """The user's own device as a projection target: with the run's placement, and a CPU (no
+    card) with the host's RAM as its memory."""
+    memory = None
+    if host is not None and device.device_class.startswith("cpu"):
+        memory = host.ram_bytes / GiB
+    return Target(device, backend=backend, memory_gb=memory, placement=placement)
 
 
 def verdicts_from_reference(

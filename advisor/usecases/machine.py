@@ -75,6 +75,25 @@ def host_for(
         if run is not None
         else host_from_report(report, float(psutil.virtual_memory().total))
     )
+    host = with_choices(
+        host, ram_gb=ram_gb, ram_bandwidth_gbs=ram_bandwidth_gbs, ram_speed=ram_speed,
+        ram_channels=ram_channels, pcie_gbs=pcie_gbs,
+    )  # fmt: skip
+    return _with_cpu_peak(host, catalogue)
+
+
+def with_choices(
+    host: Host,
+    *,
+    ram_gb: float | None = None,
+    ram_bandwidth_gbs: float | None = None,
+    ram_speed: str | None = None,
+    ram_channels: int | None = None,
+    pcie_gbs: float | None = None,
+) -> Host:
+    """The host with the user's choices over what was detected (the command line's flags, the
+    Upgrade and Compare pages' fields): its RAM size, a measured read bandwidth, or the memory
+    (its speed and channels) where nothing was measured, the host link."""
     if ram_gb is not None:
         host = replace(host, ram_bytes=ram_gb * GiB)
     if ram_speed is not None or ram_channels is not None:
@@ -92,7 +111,7 @@ def host_for(
                        bandwidth_basis="measured")  # fmt: skip
     if pcie_gbs is not None:
         host = replace(host, link_gbs=pcie_gbs)
-    return _with_cpu_peak(host, catalogue)
+    return host
 
 
 def host_from_run(run: RunResult, fallback_ram_bytes: float) -> Host:

@@ -23,10 +23,19 @@ from advisor.core.predict.advising.value import Energy, energy_of, value_frontie
 from advisor.core.predict.conditions.workloads import Workload
 from advisor.core.predict.model.speed_model import SpeedModel
 from advisor.core.predict.projecting.bases import basis_rank
+from advisor.core.predict.projecting.hybrid import placement_sentence
 from advisor.core.predict.projecting.projection import Projection, Target, project
 from advisor.core.predict.projecting.projection_types import FIT_RANK
 from advisor.core.predict.projecting.reference import Reference
+from advisor.core.runs.results import RunResult
 from advisor.usecases.compare import projection_table, verdict_source
+from advisor.usecases.host_upgrades import (
+    RUNS,
+    HostUpgrade,
+    RamPrice,
+    host_upgrades,
+    load_ram_price,
+)
 from advisor.usecases.prices import price_text, target_price
 
 # what a hobbyist buys by default: current and last-generation consumer cards, Apple machines,
@@ -102,6 +111,9 @@ class Projected:
     mine_device: Device | None
     measured_watts: float | None  # this machine's decode power, from the run, where measured
     candidates: tuple[tuple[Target, Projection], ...]
+    # upgrades of the computer (more or faster RAM, a second card, a card with RAM) that pay off
+    host_options: tuple[HostUpgrade, ...] = ()
+    ram_price: RamPrice | None = None
     as_of: str = ""  # the catalogue's date: a street price older than six months is not current
 
 
@@ -142,7 +154,15 @@ def project_candidates(
         target = by_key.get((p.device_id, p.count))
         if target is not None:
             pairs.append((target, p))
-    return Projected(facts, workload, mine, mine_device, measured_watts, tuple(pairs), as_of)
+    own = verdict_source(reference, this_machine, host) if this_machine or reference else None
+    ram = load_ram_price()
+    options = host_upgrades(
+        facts, workload, host=host, own=own, mine=mine, candidates=pairs, model=speed_model,
+        reference=reference, ram=ram,
+    )  # fmt: skip
+    return Projected(
+        facts, workload, mine, mine_device, measured_watts, tuple(pairs), options, ram, as_of
+    )
 
 
 @dataclass(frozen=True)
@@ -156,11 +176,15 @@ class Candidate:
     price_per_extra_tps: float | None  # price / (decode per user here - this machine's)
     within_budget: bool
     on_frontier: bool
+    # a card ("card"), or an upgrade of the computer (host_upgrades.HostUpgrade.kind) named by
+    # its label
+    kind: str = "card"
+    label: str = ""
     aside: str = ""  # why it is not on the default list (aside_reason); '' where it is
 
     @property
     def name(self) -> str:
-        return self.projection.device
+        return self.label or self.projection.device
 
 
 @dataclass(frozen=True)
@@ -191,8 +215,12 @@ def rank_candidates(
         else None
     )
     rows: list[Candidate] = []
-    for target, p in projected.candidates:
+    options = [(u.target, u.projection, u) for u in projected.host_options]
+    for target, p, option in [*((t, p, None) for t, p in projected.candidates), *options]:
         price = target_price(target, prices)
+        if option is not None:
+            card = target_price(Target(option.card), prices) if option.card is not None else None
+            price = option.price(card, projected.ram_price or load_ram_price())
         energy = energy_of(p, target.device, w, price_per_kwh)
         speedup = saved = per_tps = None
         if mine is not None and mine.request_s and p.request_s:
@@ -202,10 +230,12 @@ def rank_candidates(
             extra = p.per_user_tps - mine.per_user_tps
             per_tps = price.usd / extra if extra > 0 else None
         within = budget_usd is None or (price is not None and price.usd <= budget_usd)
-        aside = aside_reason(target.device, projected.as_of)
+        kind, label = (option.kind, option.label) if option is not None else ("card", "")
+        aside = aside_reason(target.device, projected.as_of) if option is None else ""
         rows.append(
-            Candidate(target, p, price, energy, speedup, saved, per_tps, within, False, aside)
-        )
+            Candidate(target, p, price, energy, speedup, saved, per_tps, within, False, kind,
+                      label, aside)
+        )  # fmt: skip
     priced = [
         i
         for i, c in enumerate(rows)
@@ -219,7 +249,8 @@ def rank_candidates(
 
 
 def _order(c: Candidate) -> tuple:
-    fits = FIT_RANK.get(c.projection.fits, 3)
+    # the whole model on the card or over card and RAM both run it: ranked by their speed
+    fits = 0 if c.projection.fits in RUNS else FIT_RANK.get(c.projection.fits, 3)
     usable = c.projection.request_s is not None and c.projection.basis != "unsupported"
     return (
         not c.within_budget,
@@ -231,7 +262,7 @@ def _order(c: Candidate) -> tuple:
 
 
 def _usable(c: Candidate) -> bool:
-    return c.within_budget and c.projection.fits == "yes" and bool(c.projection.request_s)
+    return c.within_budget and c.projection.fits in RUNS and bool(c.projection.request_s)
 
 
 def best_within_budget(ranking: Ranking) -> Candidate | None:
@@ -247,7 +278,7 @@ def why_no_pick(ranking: Ranking) -> str:
     note = next((c.projection.context_note for c in candidates if c.projection.context_note), "")
     if note:
         return f"No card helps here. {note}"
-    if any(c.projection.fits == "yes" and c.projection.request_s for c in candidates):
+    if any(c.projection.fits in RUNS and c.projection.request_s for c in candidates):
         return (
             "Nothing that holds the model is within this budget: raise the budget, or choose "
             "a smaller quantisation of the model (Model page)."
@@ -307,5 +338,24 @@ def for_less_sentence(cheaper: Candidate, best: Candidate, w: Workload) -> str:
     )
 
 
+def placement_lines(c: Candidate) -> tuple[str, str] | None:
+    """Where a candidate that runs the model over card and RAM keeps what, in one sentence,
+    and the llama-server command that runs it so; None for a model on the card alone."""
+    block = c.projection.placement
+    if c.projection.fits != "hybrid" or not block:
+        return None
+    return placement_sentence(block), str(block["command"])
+
+
 def weakest_basis(candidates: Sequence[Candidate]) -> str:
     return min((c.projection.basis for c in candidates), key=basis_rank, default="spec-only")
+
+
+def measured_decode_watts(run: RunResult | None) -> float | None:
+    """The run's power while decoding, where it measured it (not a TDP estimate)."""
+    if run is None:
+        return None
+    for t in run.tests:
+        if t.kind == "decode" and t.batch == 1 and t.energy_method == "measured":
+            return t.average_w
+    return None

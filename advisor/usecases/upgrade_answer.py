@@ -24,6 +24,7 @@ from advisor.usecases.upgrade import (
     best_within_budget,
     enough_for_less,
     for_less_sentence,
+    placement_lines,
     why_no_pick,
 )
 
@@ -45,6 +46,10 @@ class UpgradeAnswer:
     for_less: str
     basis: str
     workload: str  # the workload's label
+    # where a card that runs the model over card and RAM keeps what, and the llama-server
+    # command that runs it so ('' for a model on the card alone)
+    placement: str
+    command: str
     chosen: Candidate | None
     pick: Candidate | None
     ranking: Ranking | None
@@ -61,11 +66,15 @@ class UpgradeAnswer:
     def caption(self) -> str:
         return f"{self.model} on {self.machine}, {self.measured}."
 
+    def body_lines(self) -> tuple[str, ...]:
+        """What a person would notice, the month's electricity after the last of it."""
+        last = " ".join(x for x in (*self.lines[-1:], self.energy) if x)
+        return (*self.lines[:-1], last) if last else ()
+
     def verdict_lines(self) -> tuple[str, ...]:
         """The recommendation and what it means, one sentence or group per line."""
-        body = " ".join(x for x in (*self.lines[-1:], self.energy) if x) if self.lines else ""
-        rest = (*self.lines[:-1], body) if body else self.lines
-        return tuple(x for x in (self.headline, *rest, self.for_less) if x)
+        rest = (*self.body_lines(), self.placement, self.command, self.for_less)
+        return tuple(x for x in (self.headline, *rest) if x)
 
     def plain(self) -> str:
         """The answer as text (the command line)."""
@@ -115,8 +124,9 @@ def card_json(c: Candidate) -> dict[str, Any]:
     }
 
 
-def measured_words(run: RunResult | None) -> str:
-    """What the answer rests on: the run's figures, or that there is none yet."""
+def measured_words(run: RunResult | None, model_name: str | None = None) -> str:
+    """What the answer rests on: the run's figures (naming its model where it is not the one
+    chosen: a run carried over), or that there is none yet."""
     if run is None:
         return "predicted (run a benchmark, step 3, to measure this machine)"
     tg = next((t for t in run.tests if t.kind == "decode" and t.batch == 1), None)
@@ -129,7 +139,9 @@ def measured_words(run: RunResult | None) -> str:
         )
         if x
     )
-    return f"measured on {run.device_name}: {measured}"
+    other = model_name is not None and run.model.name != model_name
+    model = f" with {run.model.name}" if other else ""
+    return f"measured{model} on {run.device_name}: {measured}"
 
 
 def unused_words(name: str | None) -> str:
@@ -151,19 +163,23 @@ def upgrade_answer(
     chosen: Candidate | None = None,
     verdict: Verdict | None = None,
     unused_name: str | None = None,
+    model_name: str | None = None,
 ) -> UpgradeAnswer:
     """The answer for the chosen card (default: the pick, the fastest within budget that
     fits), with the verdict's sentences once it has been computed."""
     pick = best_within_budget(ranking) if ranking is not None else None
     chosen = chosen or pick
     base = dict(
-        model=model, machine=machine, measured=measured_words(trust.used),
+        model=model, machine=machine, measured=measured_words(trust.used, model_name),
         unused=unused_words(unused_name), trust=trust, workload=workload.label, pick=pick,
         ranking=ranking, chosen=chosen,
     )  # fmt: skip
     if chosen is None or ranking is None:
         why = why_no_pick(ranking) if ranking is not None else ""
-        return UpgradeAnswer(**base, headline=why, lines=(), energy="", for_less="", basis="")
+        return UpgradeAnswer(
+            **base, headline=why, lines=(), energy="", for_less="", basis="", placement="",
+            command="",
+        )  # fmt: skip
     lead = "Best within your budget" if chosen is pick else "Selected"
     headline = f"{lead}: {chosen.name} ({price_text(chosen.price, NO_PRICE)})"
     cheaper = enough_for_less(ranking, workload.streamed) if chosen is pick else None
@@ -182,9 +198,10 @@ def upgrade_answer(
         f"Basis: {chosen.projection.basis}. Reading speed is about {READING_TPS:.0f} tokens/s: "
         "faster writing than that is not felt in chat."
     )
+    placement, command = placement_lines(chosen) or ("", "")
     return UpgradeAnswer(
         **base, headline=headline, lines=_gain_lines(chosen, ranking, workload, verdict),
-        energy=energy, for_less=for_less, basis=basis,
+        energy=energy, for_less=for_less, basis=basis, placement=placement, command=command,
     )  # fmt: skip
 
 

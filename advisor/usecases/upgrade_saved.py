@@ -14,7 +14,12 @@ from advisor.usecases.compare import verdict, verdict_source
 from advisor.usecases.machine import host_for
 from advisor.usecases.reference import reference_for_run
 from advisor.usecases.run_trust import run_trust
-from advisor.usecases.upgrade import best_within_budget, project_candidates, rank_candidates
+from advisor.usecases.upgrade import (
+    best_within_budget,
+    measured_decode_watts,
+    project_candidates,
+    rank_candidates,
+)
 from advisor.usecases.upgrade_answer import UpgradeAnswer, run_model_label, upgrade_answer
 
 NO_RUN = (
@@ -47,7 +52,7 @@ def answer_for_run(
     projected = project_candidates(
         run.model, workload, catalogue=catalogue, host=host, reference=reference,
         this_machine=None, speed_model=speed_model, include_pro=include_more,
-        measured_watts=_decode_watts(run),
+        measured_watts=measured_decode_watts(run),
     )  # fmt: skip
     ranking = rank_candidates(
         projected, prices=prices, price_per_kwh=price_per_kwh, budget_usd=budget_usd
@@ -71,11 +76,3 @@ def answer_for_run(
         model=run_model_label(run), machine=run.device_name, trust=trust, ranking=ranking,
         workload=workload, verdict=v,
     )  # fmt: skip
-
-
-def _decode_watts(run: RunResult) -> float | None:
-    """The run's power while decoding, where it measured it (not a TDP estimate)."""
-    for t in run.tests:
-        if t.kind == "decode" and t.batch == 1 and t.energy_method == "measured":
-            return t.average_w
-    return None

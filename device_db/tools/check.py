@@ -15,6 +15,8 @@ Checks, over every file in device_db/devices/*.json:
     price) a month and a source; per-memory launch prices name offered sizes and the largest
     is launch_price_usd; a street or used price more than six months older than the
     catalogue's month (its newest price or "read here (date)") is a warning;
+  * pcie_gen and pcie_lanes come together, with a source listing both, and only on discrete
+    add-in cards: never on a laptop GPU, iGPU, SoC, CPU or an SXM/OAM module;
   * every device named in shared/reference/llamacpp_calibration.csv maps to a record with
     the same bandwidth (the mapping table is CALIBRATION_MAP below).
 
@@ -134,6 +136,45 @@ def peak_errors(d: dict) -> list[str]:
             errors.append(f"not_published lists '{field}', which is not a peak field")
         elif d.get(field):
             errors.append(f"{field} is both given and listed as not published")
+    return errors
+
+
+# Classes whose records can be add-in PCIe cards; the datacenter ones also hold modules, named
+# as such (SXM, OAM) or listed below, which plug into a board, not a slot
+ADD_IN_CARD_CLASSES = frozenset({
+    "nvidia_consumer", "nvidia_workstation", "nvidia_datacenter", "amd_consumer",
+    "amd_workstation", "amd_datacenter", "intel_arc",
+})  # fmt: skip
+MODULE_IDS = frozenset({
+    "nvidia-b200",  # SXM6 (HGX B200)
+    "amd-instinct-mi250x", "amd-instinct-mi325x", "amd-instinct-mi350x",
+    "amd-instinct-mi355x",  # OAM
+    "amd-instinct-mi300a",  # an APU in a socket
+})  # fmt: skip
+PCIE_FIELDS = ("pcie_gen", "pcie_lanes")
+
+
+def is_module(d: dict) -> bool:
+    """An SXM/OAM module (or a socketed APU): no add-in card, so no PCIe link of its own."""
+    words = " ".join([d.get("id", ""), d.get("name", ""), *d.get("aliases", [])])
+    return d.get("id") in MODULE_IDS or bool(re.search(r"\b(sxm\d*|oam)\b", words, re.I))
+
+
+def pcie_errors(d: dict) -> list[str]:
+    """The card's host link: both fields or neither, with a source listing both, and only on
+    a discrete add-in card."""
+    given = [f for f in PCIE_FIELDS if d.get(f) is not None]
+    if not given:
+        return []
+    errors = []
+    if len(given) == 1:
+        missing = next(f for f in PCIE_FIELDS if f not in given)
+        errors.append(f"{given[0]} without {missing}")
+    if d.get("class") not in ADD_IN_CARD_CLASSES or is_module(d):
+        errors.append(f"a PCIe link on {d.get('class')} {d.get('name')}, which is no add-in card")
+    cited = [s for s in d.get("sources", []) if set(given) <= set(s.get("fields", []))]
+    if not cited:
+        errors.append(f"{' and '.join(given)} without a source listing them")
     return errors
 
 
@@ -301,6 +342,7 @@ def check(db_dir: Path, calibration: Path | None) -> int:
         price_errors, price_warnings = price_problems(d, as_of)
         errors += [f"{fname}: {rid}: {e}" for e in price_errors]
         warnings += [f"{fname}: {rid}: {w}" for w in price_warnings]
+        errors += [f"{fname}: {rid}: {e}" for e in pcie_errors(d)]
 
     if calibration and calibration.exists():
         with calibration.open(newline="") as fh:

@@ -91,3 +91,56 @@ def test_the_host_says_what_its_ram_figure_rests_on(recorded_report):
     assert Host(1, 1).link_basis == "assumed"
     assert Host(1, 1, pcie_gen=4, pcie_lanes=16).link_basis == "detected"
     assert Host(1, 1, link_gbs=12.0).link_basis == "given"
+
+
+def test_a_run_over_card_and_ram_is_compared_with_its_own_placement():
+    """A run made with --cpu-moe: its reference carries the placement, so a measurement equal
+    to the placement's prediction gives a ratio of 1, not the card alone's far larger speed."""
+    from dataclasses import replace as _replace
+
+    from advisor.core.catalogue.catalogue import load_catalogue
+    from advisor.core.infra.units import GiB
+    from advisor.core.predict.conditions.workloads import custom_workload
+    from advisor.core.predict.fitting.shipped import load_speed_model
+    from advisor.core.predict.physics.placement import ALL_LAYERS
+    from advisor.core.predict.projecting.projection import Target, measured_ratios, project
+    from advisor.core.predict.projecting.reference import Reference
+
+    model = load_speed_model()
+    card = load_catalogue().by_id("nvidia-geforce-rtx-3090")
+    facts = facts_from_shape(get_shape("qwen3-30b-a3b"), "q4_k_m")
+    host = Host(64 * GiB, 60e9, bandwidth_basis="measured")
+    placement = Placement(ALL_LAYERS, 30)
+    target = Target(card, backend="cuda", placement=placement)
+    tg = project(facts, target, custom_workload(0, 128), host=host, model=model).decode_tps
+    pp = project(facts, target, custom_workload(512, 1), host=host, model=model).prefill_tps
+    ref = Reference(card, "cuda", tg, pp, facts=facts, placement=placement)
+    r = measured_ratios(model, facts, ref, host)
+    assert r.tg == pytest.approx(1.0, rel=0.02) and r.pp == pytest.approx(1.0, rel=0.02)
+    alone = measured_ratios(model, facts, _replace(ref, placement=None), host)
+    assert alone.tg < 0.8 and alone.pp < 0.8  # the card alone is predicted far faster
+
+
+NARROW, WIDE = "nvidia-geforce-rtx-4060-ti", "nvidia-geforce-rtx-4070-ti-super"
+
+
+def test_a_narrow_card_copies_a_prompts_experts_over_its_own_narrower_link():
+    """An RTX 4060 Ti (PCIe 4.0 x8) in a PCIe 4.0 x16 PC gets half the link an RTX 4070 Ti
+    SUPER (x16) gets: its placement says so, and its prompt over card and RAM is slower."""
+    from advisor.core.catalogue.catalogue import load_catalogue
+    from advisor.core.infra.units import GiB
+    from advisor.core.predict.conditions.workloads import custom_workload
+    from advisor.core.predict.fitting.shipped import load_speed_model
+    from advisor.core.predict.projecting.projection import Target, project
+
+    cat, model = load_catalogue(), load_speed_model()
+    facts = facts_from_shape(get_shape("qwen3-30b-a3b"), "q4_k_m")
+    host = Host(64 * GiB, 60e9, bandwidth_basis="measured", pcie_gen=4, pcie_lanes=16)
+    links, prompt = {}, {}
+    for name in (NARROW, WIDE):
+        target = Target(cat.by_id(name), placement=Placement(999, 48))
+        p = project(facts, target, custom_workload(512, 1), host=host, model=model)
+        links[name], prompt[name] = p.placement["link_bytes_per_s"], p.prefill_tps
+    assert links[NARROW] == pytest.approx(8 * 1.969e9)
+    assert links[WIDE] == pytest.approx(16 * 1.969e9)
+    assert prompt[NARROW] < 0.75 * prompt[WIDE]

@@ -232,7 +232,9 @@ def test_a_partly_offloaded_prefill_copies_the_cpu_layers_over_the_link(cat):
     r = residency(big, Placement(gpu_layers=n))
     assert r.cpu_other_bytes > 0 and r.cpu_expert_bytes == 0
     on_card = model.prefill_tps(card, "cuda", big, TestPoint(512))
-    link = link_bytes_per_s(*ASSUMED_PCIE) * LINK_SHARE
+    # the 4060's own link (PCIe 4.0 x8) is narrower than the slot assumed (PCIe 4.0 x16)
+    assert (card.pcie_gen, card.pcie_lanes) == (4, 8) and ASSUMED_PCIE == (4, 16)
+    link = link_bytes_per_s(4, 8) * LINK_SHARE
     expected = 512 / (512 / on_card + r.cpu_other_bytes / link)
     assert p.prefill_tps == pytest.approx(expected, rel=1e-12)
     assert p.decode_limited_by == "system RAM"

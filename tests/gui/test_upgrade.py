@@ -211,3 +211,52 @@ def test_a_pick_without_a_price_says_so_and_how_to_give_it_one(make_window, qtbo
     assert panel.model.setData(index, "$9,999", QtCore.Qt.ItemDataRole.EditRole)
     qtbot.waitUntil(lambda: "$9,999" in panel.answer.text(), timeout=10_000)
     assert "no price known" not in panel.answer.text()
+
+
+def test_a_model_bigger_than_any_card_ranks_hybrid_cards_and_a_ram_upgrade(make_window, qtbot):
+    """gpt-oss 120B with 64 GB of RAM read at 30 GB/s: cards that run it with the experts in
+    RAM ranked by speed beside what holds it whole, the command for the chosen one, and
+    faster RAM named where it pays off; the RAM figures are shared with Compare."""
+    window, services = make_window()
+    services.choose_shape("gpt-oss-120b", "mxfp4")
+    window.show_page("Upgrade")
+    panel = window.upgrade
+    panel.host.ram.setText("64")
+    panel.host.ram.editingFinished.emit()
+    panel.host.speed.setText("30")
+    panel.host.speed.editingFinished.emit()
+    assert services.state.host_choice.ram_gb == 64
+    assert services.state.host_choice.ram_bandwidth_gbs == 30
+
+    def ready() -> bool:
+        r = panel.ranking
+        return r is not None and any("faster RAM" in c.kind for c in r.candidates)
+
+    qtbot.waitUntil(ready, timeout=30_000)
+    candidates = panel.ranking.candidates
+    hybrid = [c for c in candidates if c.projection.fits == "hybrid" and c.kind == "card"]
+    assert len(hybrid) >= 5
+    faster = next(c for c in candidates if "faster RAM" in c.kind)
+    assert "DDR5-6000" in faster.name and faster.price is not None
+    row = candidates.index(hybrid[0])
+    assert panel.model.index(row, CandidateTableModel.FITS).data(DISPLAY) == "card + RAM"
+    panel.table.selectRow(row)
+    qtbot.waitUntil(lambda: "llama-server -m MODEL.gguf" in panel.answer.text(), timeout=10_000)
+    assert "--n-cpu-moe" in panel.answer.text() or "-ngl" in panel.answer.text()
+    # the option's price is computed, not typed
+    option_row = candidates.index(faster)
+    index = panel.model.index(option_row, CandidateTableModel.PRICE)
+    assert not panel.model.flags(index) & QtCore.Qt.ItemFlag.ItemIsEditable
+    # Compare shows the same figures in its fields
+    assert window.compare.host.ram.text() == "64" and window.compare.host.speed.text() == "30"
+
+
+@pytest.mark.parametrize("text", ["0", "-4", "nan", "inf", "1e9", "lots"])
+def test_a_bad_ram_figure_is_one_sentence_and_changes_nothing(make_window, qtbot, text):
+    window, services = make_window()
+    panel = window.upgrade
+    panel.host.speed.setText(text)
+    with qtbot.waitSignal(services.state.status_message, timeout=3000) as said:
+        panel.host.speed.editingFinished.emit()
+    assert said.args[0].startswith("The RAM read speed") and "\n" not in said.args[0]
+    assert services.state.host_choice.ram_bandwidth_gbs is None

@@ -89,6 +89,11 @@ class Device:
     product_names: tuple[str, ...] = ()
     # where the device is sold new, as ISO 3166 codes ("CN"); empty: worldwide
     sold_in: tuple[str, ...] = ()
+    # the card's own host link, PCIe generation and lanes (4, 8: PCIe 4.0 x8); None on what
+    # is no add-in card (laptop GPUs, iGPUs, SoCs, CPUs, SXM/OAM modules) or where unsourced.
+    # A card in a PC gets min(its generation, the slot's) x min(its lanes, the slot's).
+    pcie_gen: int | None = None
+    pcie_lanes: int | None = None
 
     @property
     def bandwidth_bytes_per_s(self) -> float:
@@ -138,6 +143,11 @@ class Device:
         else:
             factor = 2.0
         return self.fp32_tflops * 1e12 * factor
+
+    @property
+    def has_pcie_link(self) -> bool:
+        """Whether the catalogue gives this card's own PCIe generation and lanes."""
+        return self.pcie_gen is not None and self.pcie_lanes is not None
 
     @property
     def usual_backend(self) -> str:
@@ -194,6 +204,9 @@ class Device:
         for required in ("fp32_tflops", "fp16_tensor_tflops", "tdp_w", "launch_price_usd"):
             values.setdefault(required, None)
         values.setdefault("aliases", ())
+        for link in ("pcie_gen", "pcie_lanes"):
+            if values.get(link) is not None:
+                values[link] = int(values[link])
         return cls(**values)
 
 

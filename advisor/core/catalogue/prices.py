@@ -31,6 +31,7 @@ class Price:
     source: str = ""  # the address the catalogue cites for it
     memory_gb: float | None = None  # the memory size it buys, where the device comes in several
     count: int = 1
+    extra: str = ""  # what else the price buys ('a RAM kit'), for an upgrade of the computer
 
     @property
     def each_usd(self) -> float:
@@ -46,7 +47,9 @@ class Price:
             words = f"launch price, {self.date}" if self.date else "launch price"
         else:
             words = f"{self.kind}, {self.date}" if self.date else self.kind
-        return f"{words}, {self.memory_gb:g} GB" if self.memory_gb else words
+        if self.memory_gb:
+            words += f", {self.memory_gb:g} GB"
+        return f"{words}, {self.extra}" if self.extra else words
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +60,7 @@ class Price:
             "source": self.source,
             "memory_gb": self.memory_gb,
             "count": self.count,
+            "extra": self.extra,
         }
 
 

@@ -35,7 +35,8 @@ class CandidateTableModel(_Table):
         "This machine's time per answer divided by this device's.",
         "What it costs, with the price's kind and month on hover: your own price (double-click "
         "to enter the one you would pay per card; it is remembered), else a street price, new "
-        "before used, else the launch price.",
+        "before used, else the launch price. An upgrade of your PC (RAM, a second card) is "
+        "priced from the card's and the RAM kit's.",
         "Price divided by the extra decode tokens per second over this machine.",
         "Power under load: measured on this machine by its run, else from the board power (TDP).",
         "Electricity for this workload's requests a month, at your price per kWh.",
@@ -111,7 +112,9 @@ class CandidateTableModel(_Table):
 
     def flags(self, index: QtCore.QModelIndex) -> QtCore.Qt.ItemFlag:
         base = super().flags(index)
-        if index.column() == self.PRICE:
+        # a card's price is the user's to set; an upgrade of the computer is priced from the
+        # card's and the RAM kit's
+        if index.column() == self.PRICE and self.row_object(index.row()).kind == "card":
             return base | QtCore.Qt.ItemFlag.ItemIsEditable
         return base
 

@@ -11,6 +11,7 @@ from advisor.core.predict.advising.verdict import Verdict
 from advisor.core.predict.conditions.workloads import Workload, custom_workload
 from advisor.core.predict.projecting.projection import Projection
 from advisor.gui import workload_choice
+from advisor.gui.host_fields import HostFields
 from advisor.gui.panels.charts import MEASURED, PREDICTED, _palette_colours, _plot, decade_ticks
 from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
 from advisor.gui.services import AppServices
@@ -74,6 +75,8 @@ class ComparePanel(QtWidgets.QWidget):
         controls.addWidget(self.custom_box)
         controls.addWidget(self.filter, 1)
         controls.addWidget(self.fits_only)
+        self.host = HostFields(self.state)
+        controls.addWidget(self.host)
         return controls
 
     def _build_table(self) -> QtWidgets.QTableView:
@@ -137,6 +140,7 @@ class ComparePanel(QtWidgets.QWidget):
             self.state.machine_changed,
             self.state.run_changed,
             self.state.history_changed,
+            self.state.host_changed,
         ):
             signal.connect(self.refresh)
 

@@ -14,12 +14,13 @@ import numpy as np
 from advisor.core.predict.advising.verdict import Verdict
 from advisor.core.predict.conditions.workloads import Workload
 from advisor.gui import workload_choice
+from advisor.gui.host_fields import HostFields
 from advisor.gui.panels.candidates import CandidateTableModel
 from advisor.gui.panels.charts import _palette_colours, _plot
 from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
 from advisor.gui.report_png import render_png
 from advisor.gui.services import AppServices
-from advisor.gui.table_models import FIT_COLOURS, OBJECT_ROLE
+from advisor.gui.table_models import FIT_COLOURS, FIT_WORDS, OBJECT_ROLE
 from advisor.gui.widgets import WarningBox, escape, heading, muted, value_label
 from advisor.usecases.report_card import report_card, report_card_html
 from advisor.usecases.run_trust import RunTrust
@@ -107,6 +108,8 @@ class UpgradePanel(QtWidgets.QWidget):
             row.addWidget(QtWidgets.QLabel(label))
             row.addWidget(widget)
         row.addWidget(self.pro)
+        self.host = HostFields(self.state)
+        row.addWidget(self.host)
         row.addStretch(1)
         row.addWidget(self.report_button)
         row.addWidget(self.full_button)
@@ -158,6 +161,7 @@ class UpgradePanel(QtWidgets.QWidget):
             self.state.machine_changed,
             self.state.run_changed,
             self.state.history_changed,
+            self.state.host_changed,
         ):
             signal.connect(self.refresh)
 
@@ -246,7 +250,11 @@ class UpgradePanel(QtWidgets.QWidget):
             self.table.horizontalHeader().setResizeContentsPrecision(RESIZE_ROWS)
             self.table.resizeColumnsToContents()
             header = self.table.horizontalHeader()
-            header.resizeSection(0, min(header.sectionSize(0), 230))
+            header.resizeSection(0, min(header.sectionSize(0), 300))
+            # room for the widest fit word ("card + RAM"), whatever the first rows held
+            widest = max(self.table.fontMetrics().horizontalAdvance(w) for w in FIT_WORDS.values())
+            fits = CandidateTableModel.FITS
+            header.resizeSection(fits, max(header.sectionSize(fits), widest + 16))
         self._draw_chart()
         best = self.pick()
         if best is not None:
@@ -292,6 +300,7 @@ class UpgradePanel(QtWidgets.QWidget):
             chosen=chosen,
             verdict=v,
             unused_name=unused.name if unused is not None else None,
+            model_name=choice.facts.name if choice else None,
         )
 
     def _show_answer(self, a: UpgradeAnswer) -> None:
@@ -304,8 +313,10 @@ class UpgradePanel(QtWidgets.QWidget):
             self.answer.setText(muted(escape(a.headline)))
             return
         _, foreground = _palette_colours()
-        lines = a.verdict_lines()
-        body = "<br>".join([f"<b>{escape(lines[0])}</b>", *(escape(x) for x in lines[1:])])
+        lines = [f"<b>{escape(a.headline)}</b>", *(escape(x) for x in a.body_lines())]
+        if a.placement:
+            lines += [escape(a.placement), f"<code>{escape(a.command)}</code>"]
+        body = "<br>".join([*lines, *([escape(a.for_less)] if a.for_less else [])])
         self.answer.setText(
             f"<span style='color:{foreground.name()}'>{body}</span><br>{muted(escape(a.basis))}"
         )

@@ -31,6 +31,7 @@ from advisor.core.predict.physics.ceilings import (
 )
 from advisor.core.predict.physics.placement import (
     Residency,
+    card_link_bytes_per_s,
     host_link_bytes_per_s,
     prompt_copy_bytes,
 )
@@ -395,10 +396,12 @@ class SpeedModel:
             share = self.hybrid.rated_ram
         return host.ram_bandwidth_bytes_per_s * share
 
-    def link_rate(self, host: Host) -> float:
-        """Bytes/s a prompt's copy of RAM-resident weights to the card reaches: the link's
-        rated rate at its fitted share."""
-        return host_link_bytes_per_s(host) * self.hybrid.link
+    def link_rate(self, host: Host, device: Device | None = None) -> float:
+        """Bytes/s a prompt's copy of RAM-resident weights to the card reaches: the rated rate
+        of the link the card gets in this host (the lesser generation and lanes of the two,
+        physics/placement.card_link_bytes_per_s) at its fitted share."""
+        rated = card_link_bytes_per_s(host, device) if device else host_link_bytes_per_s(host)
+        return rated * self.hybrid.link
 
     def placed_step(
         self,

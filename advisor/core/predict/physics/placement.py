@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from advisor.core.catalogue.device import Device
 from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
 
@@ -229,6 +230,24 @@ def host_link_bytes_per_s(host: Host) -> float:
     if host.pcie_gen and host.pcie_lanes:
         return link_bytes_per_s(host.pcie_gen, host.pcie_lanes)
     return link_bytes_per_s(*ASSUMED_PCIE)
+
+
+def card_link_bytes_per_s(host: Host, device: Device) -> float:
+    """The rated one-way rate of the link `device` gets in `host`: min(the host's generation,
+    the card's) x min(the host's lanes, the card's), the host's being the link detected or a
+    PCIe 4.0 x16 slot (an RTX 4060, PCIe 4.0 x8, in a PCIe 3.0 x16 slot: 3.0 x8). A rate the
+    user gave stays theirs, but no card carries more than its own link. Where the catalogue
+    has no link for the card (no add-in card, or unsourced), the host's alone."""
+    if device.pcie_gen is None or device.pcie_lanes is None:
+        return host_link_bytes_per_s(host)
+    if host.link_gbs:
+        own = link_bytes_per_s(device.pcie_gen, device.pcie_lanes)
+        return min(host.link_gbs * 1e9, own)
+    if host.pcie_gen and host.pcie_lanes:
+        gen, lanes = host.pcie_gen, host.pcie_lanes
+    else:
+        gen, lanes = ASSUMED_PCIE
+    return link_bytes_per_s(min(gen, device.pcie_gen), min(lanes, device.pcie_lanes))
 
 
 def rated_ram_bandwidth(memory: str, channels: int) -> float:

@@ -27,6 +27,7 @@ from advisor.core.predict.physics.memory import (
 from advisor.core.predict.physics.placement import (
     Placement,
     Residency,
+    card_link_bytes_per_s,
     host_link_bytes_per_s,
     residency,
 )
@@ -155,7 +156,7 @@ CHOSEN_BY = {
 
 def placement_block(
     p: Placed, facts: ModelFacts, host: Host, model: SpeedModel, chosen_by: str,
-    context_tokens: int,
+    context_tokens: int, device: Device | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """What lives where, and the command that runs it, for the projection's JSON and pages."""
     r = p.residency
@@ -175,8 +176,10 @@ def placement_block(
         "ram_bandwidth_bytes_per_s": host.ram_bandwidth_bytes_per_s,
         "ram_bandwidth_basis": host.bandwidth_basis,
         "ram_stream_bytes_per_s": model.ram_stream_rate(host),
-        "link_bytes_per_s": host_link_bytes_per_s(host),
-        "link_copy_bytes_per_s": model.link_rate(host),
+        "link_bytes_per_s": (
+            card_link_bytes_per_s(host, device) if device else host_link_bytes_per_s(host)
+        ),
+        "link_copy_bytes_per_s": model.link_rate(host, device),
         "link_basis": host.link_basis,
     }
 

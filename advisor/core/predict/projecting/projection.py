@@ -77,6 +77,11 @@ def measured_ratios(
     r = Ratios(backend=ref.backend, device_id=ref.device.id)
     facts = ref.facts or facts
     predicted = model.prefill_tps(ref.device, ref.backend, facts, ref.prefill_test)
+    if ref.placement is not None and not ref.placement.is_full(facts):
+        # a run over card and RAM: its prompt copies the RAM-resident weights to the card
+        target = Target(ref.device, backend=ref.backend, placement=ref.placement)
+        predicted = project(facts, target, custom_workload(ref.n_prompt, 1), host=host,
+                            model=model, cache_type=ref.cache_type).prefill_tps  # fmt: skip
     if ref.pp_tps and predicted:
         r.pp = ref.pp_tps / predicted
     if ref.tg_tps:
@@ -99,7 +104,7 @@ def _unscaled_decode(
     workload = custom_workload(0, ref.n_gen, history_tokens=depth)
     p = project(
         facts,
-        Target(ref.device, backend=ref.backend),
+        Target(ref.device, backend=ref.backend, placement=ref.placement),
         workload,
         host=host,
         reference=pp_only,
@@ -155,6 +160,7 @@ def project(
     reference's measured / predicted ratios where the caller has them (`project_all` computes
     them once for many targets); else they are computed from `reference`."""
     device, count = target.device, max(1, target.count)
+    host = target.host or host
     if count > 1 and not device.is_card:
         raise ProjectionError(several_of_a_chip_sentence(device, count))
     backend = (target.backend or device.usual_backend).lower()
@@ -269,7 +275,7 @@ def _place(
     if options:
         s = min((replace(s, placed=o) for o in options), key=lambda c: _request_s(c, model))
         s = replace(s, fit=hybrid_fit(s.placed, s.host, s.facts)) if s.placed else s
-        block = placement_block(s.placed, s.facts, s.host, model, chosen, context)  # type: ignore[arg-type]
+        block = placement_block(s.placed, s.facts, s.host, model, chosen, context, s.device)  # type: ignore[arg-type]
         base["placement"] = block
         base["memory_needed_bytes"] = block["gpu_memory_needed_bytes"]
         notes.append(placement_sentence(block))
@@ -277,7 +283,8 @@ def _place(
         whole = placed(s.facts, target.placement or Placement(), s.device, s.count,
                        base["memory_gb"], s.host, context, s.streams, s.cache_type)  # fmt: skip
         chosen = "you" if target.placement is not None else "full"
-        base["placement"] = placement_block(whole, s.facts, s.host, model, chosen, context)
+        base["placement"] = placement_block(whole, s.facts, s.host, model, chosen, context,
+                                            s.device)  # fmt: skip
     return s
 
 
@@ -357,7 +364,8 @@ def _prefill(s: Setup, model: SpeedModel) -> tuple[float | None, float | None, f
         # each prompt micro-batch copies the RAM-resident weights it uses to the card
         placed_tps = model.placed_prefill_tps(
             s.device, s.backend, s.facts, s.placed.residency, s.prefill_test(),
-            link_rate=model.link_rate(s.host), cpu_flops_per_s=_cpu_flops(s, model), rate=rate,
+            link_rate=model.link_rate(s.host, s.device), cpu_flops_per_s=_cpu_flops(s, model),
+            rate=rate,
         )  # fmt: skip
         prefill_tps = placed_tps or prefill_tps
     rate, prefill_tps = rate * carried, prefill_tps * carried
@@ -384,9 +392,8 @@ class _Decode:
 def _decode(
     s: Setup, model: SpeedModel, rate: float | None, prefill_tps: float | None = None
 ) -> _Decode:
-    """Decode at the workload's depth: one stream, and all of the workload's streams, whose
-    tokens in all never outrun the device's own prompt batch (`prefill_tps`: a full batch's
-    per-layer costs and depth included, which the step's floor leaves out)."""
+    """Decode at the workload's depth: one stream, and all of the workload's streams (their
+    tokens in all never more than the device's own `prefill_tps`)."""
     depth = s.workload.decode_depth_tokens()
     kv_per_stream = s.facts.kv_cache_bytes(depth, s.cache_type)
     kv_penalty = s.ratios.kv_seconds_per_byte if s.own_device else 0.0

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from advisor.core.catalogue.device import Device
+from advisor.core.hardware.profile import Host
 from advisor.core.infra.errors import InputError
 from advisor.core.predict.conditions.test_point import DEFAULT_UBATCH
 from advisor.core.predict.physics.placement import Placement
@@ -33,6 +34,9 @@ class Target:
     # where the tensors go (physics/placement): None lets the projection place the model
     placement: Placement | None = None
     ubatch: int = DEFAULT_UBATCH  # llama.cpp's -ub: tokens per prompt micro-batch
+    # the computer the card sits in, where it is not the projection's own host (an upgrade of
+    # the host: more or faster RAM)
+    host: Host | None = None
 
 
 TRAINED_ON = "this model was trained on"

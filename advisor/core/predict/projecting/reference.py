@@ -15,6 +15,7 @@ from advisor.core.catalogue.device import Device
 from advisor.core.infra.units import GB, GiB
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.conditions.test_point import TestPoint
+from advisor.core.predict.physics.placement import ALL_LAYERS, Placement
 from advisor.core.runs.results import RunHardware, RunResult
 
 MEASURED_DEVICE_URL = "https://llm-hardware-advisor.local/this-machine"
@@ -43,6 +44,9 @@ class Reference:
     # where the run repeated its tests (the measured band comes from these)
     tg_spread: float | None = None
     pp_spread: float | None = None
+    # where the run kept the model (-ngl, --n-cpu-moe), where not every layer on the card: the
+    # device's own projections use it, so the measured ratio compares like with like
+    placement: Placement | None = None
 
     @property
     def prefill_test(self) -> TestPoint:
@@ -120,11 +124,12 @@ def reference_from_run(run: RunResult, device: Device, backend: str) -> Referenc
     """The user's measurement as the projection's reference: the shallowest one-stream decode,
     the deepest one (if the run went deep), prefill without context, and the run's own model."""
     facts = run.model
-    layers = run.config.gpu_layers
-    if backend != "cpu" and layers is not None and layers < facts.n_layers:
-        # some layers ran on the CPU by the user's choice: that speed says nothing about
-        # the GPU's share of its predicted speed
-        return None
+    layers, cpu_moe = run.config.gpu_layers, getattr(run.config, "cpu_moe", 0)
+    placement = None
+    if backend != "cpu" and ((layers is not None and layers < facts.n_layers) or cpu_moe):
+        # the user kept layers or experts in RAM: the run is compared with the projection of
+        # that placement (physics/placement), not with the card alone
+        placement = Placement(ALL_LAYERS if layers is None else layers, cpu_moe)
     single = sorted(
         (t for t in run.tests if t.kind == "decode" and t.batch == 1 and t.tokens_per_s),
         key=lambda t: t.depth,
@@ -152,6 +157,7 @@ def reference_from_run(run: RunResult, device: Device, backend: str) -> Referenc
         cache_type=run.config.cache_type_k or "f16",
         tg_spread=spread(tg) if tg else None,
         pp_spread=spread(pp) if pp else None,
+        placement=placement,
     )
 
 
