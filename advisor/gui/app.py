@@ -13,13 +13,15 @@ from advisor.core.infra.logs import setup_logging
 from advisor.core.infra.paths import AppPaths, app_paths, bundled
 from advisor.core.infra.settings import SettingsStore
 from advisor.core.runs.history import History
-from advisor.gui import gc_guard, tasks
 from advisor.gui.bench_controller import BenchController
 from advisor.gui.errors import ErrorBanner, ErrorReporter
+from advisor.gui.gc_guard import GuiThreadCollector
 from advisor.gui.main_window import MainWindow
+from advisor.gui.offload import Offload
 from advisor.gui.qt import QtCore, QtGui, QtWidgets
 from advisor.gui.services import AppServices
 from advisor.gui.state import AppState
+from advisor.gui.tasks import TaskRunner
 from advisor.gui.theme import apply_theme
 
 log = logging.getLogger("advisor.gui")
@@ -48,7 +50,11 @@ def build_window(
     # waits for the GIL while a worker thread computes: at CPython's default 5 ms switch
     # interval that adds up to 100-300 ms stalls; 0.5 ms keeps the window fluid
     sys.setswitchinterval(GUI_SWITCH_INTERVAL_S)
-    gc_guard.install(app)  # reference cycles (widgets among them) die on the GUI thread only
+    # reference cycles (widgets among them) die on the GUI thread only
+    collector = service_overrides.pop("collector", None) or GuiThreadCollector(app)
+    # the projections run in a child process (tests may pass offload=None: a thread instead)
+    offload = service_overrides.pop("offload") if "offload" in service_overrides else Offload()
+    runner = TaskRunner(app, offload)
     paths.ensure()
     banner = ErrorBanner()
     errors = ErrorReporter(banner)
@@ -61,8 +67,10 @@ def build_window(
         state=state,
         bench=service_overrides.pop("bench", None) or BenchController(),
         errors=errors,
+        tasks=runner,
         **service_overrides,
     )
+    services.collector = collector
     # light or dark before any widget is built: the charts read the palette when they are made
     apply_theme(app, services.settings.current.theme)
     window = MainWindow(services, banner, qsettings)
@@ -132,10 +140,7 @@ def run_app(model: str | None = None, argv: list[str] | None = None) -> int:
     services.errors.uninstall()
     # background work still running (a detection takes seconds): drop what has not started,
     # give the rest a moment, then leave without waiting on a hung probe
-    for pool in tasks.pools():
-        pool.clear()
-    for pool in tasks.pools():
-        pool.waitForDone(3000)
+    services.tasks.shutdown(3000)
     return code
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from advisor import APP_NAME
-from advisor.gui import tasks
 from advisor.gui.about import AboutDialog, NoticesDialog, qt_versions
 from advisor.gui.errors import ErrorBanner
 from advisor.gui.panels.bench import BenchPanel
@@ -130,7 +129,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_bench_run_finished(self, run) -> None:
         self.statusBar().showMessage(f"Run saved: {run.id}. The answer is on Upgrade.")
-        self.show_page("Upgrade")
+        # a turn of the event loop after the pages took the new run: never both in one turn
+        QtCore.QTimer.singleShot(0, lambda: self.show_page("Upgrade"))
 
     def _update_steps(self, *_args) -> None:
         state = self.services.state
@@ -180,5 +180,6 @@ class MainWindow(QtWidgets.QMainWindow):
             self.qsettings.setValue("window/page", PAGES[self.nav.currentRow()])
         self.services.bench.shutdown()
         self.services.settings.flush()
-        tasks.drop_pending()  # answers still on their way have no window left to land in
+        # answers still on their way have no window left to land in
+        self.services.tasks.drop_pending()
         super().closeEvent(event)

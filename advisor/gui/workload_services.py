@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from advisor.core.predict.model.speed_model import SpeedModel
-from advisor.gui.tasks import run_compute, run_task
 from advisor.usecases.sizing import (
     Load,
     Server,
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from advisor.core.infra.paths import AppPaths
     from advisor.gui.errors import ErrorReporter
     from advisor.gui.state import AppState
+    from advisor.gui.tasks import TaskRunner
 
 
 class WorkloadServices:
@@ -33,6 +33,7 @@ class WorkloadServices:
     errors: ErrorReporter
     catalogue: Catalogue
     speed_model: Callable[[], SpeedModel]
+    tasks: TaskRunner
 
     def load_workloads(self) -> None:
         """Read the saved workloads off the GUI thread; the state announces them."""
@@ -40,7 +41,7 @@ class WorkloadServices:
         def done(saved: dict) -> None:
             self.state.set_saved_workloads(saved)
 
-        run_task(
+        self.tasks.run_task(
             lambda: saved_workloads(self.paths),
             done,
             lambda e, d: self.errors.report(f"The saved workloads could not be read ({e}).", d),
@@ -77,11 +78,11 @@ class WorkloadServices:
                                    f"The file could not be imported ({exc}).", details)  # fmt: skip
             on_done(None)
 
-        run_task(work, done, failed)
+        self.tasks.run_task(work, done, failed)
         return cancel
 
     def delete_workload(self, name: str) -> None:
-        run_task(
+        self.tasks.run_task(
             lambda: workload_store(self.paths).delete(name),
             lambda _: self.load_workloads(),
             lambda e, d: self.errors.report(f"The workload could not be deleted ({e}).", d),
@@ -119,6 +120,6 @@ class WorkloadServices:
                                          user_prices=prices)  # fmt: skip
             return sizing, servers
 
-        run_compute(
+        self.tasks.run_compute(
             work, lambda r: on_done(*r), lambda e, d: self.errors.report(str(e), d), kind="sizing"
         )

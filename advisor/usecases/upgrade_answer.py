@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.core.infra.units import fmt_seconds
+from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.advising.feel import READING_TPS
 from advisor.core.predict.advising.verdict import Verdict
 from advisor.core.predict.conditions.workloads import Workload
@@ -124,9 +125,10 @@ def card_json(c: Candidate) -> dict[str, Any]:
     }
 
 
-def measured_words(run: RunResult | None, model_name: str | None = None) -> str:
+def measured_words(run: RunResult | None, model: ModelFacts | None = None) -> str:
     """What the answer rests on: the run's figures (naming its model where it is not the one
-    chosen: a run carried over), or that there is none yet."""
+    chosen: a run carried over; a synthetic run of a shape is that shape's), or that there is
+    none yet."""
     if run is None:
         return "predicted (run a benchmark, step 3, to measure this machine)"
     tg = next((t for t in run.tests if t.kind == "decode" and t.batch == 1), None)
@@ -139,9 +141,10 @@ def measured_words(run: RunResult | None, model_name: str | None = None) -> str:
         )
         if x
     )
-    other = model_name is not None and run.model.name != model_name
-    model = f" with {run.model.name}" if other else ""
-    return f"measured{model} on {run.device_name}: {measured}"
+    m = run.model
+    other = model is not None and (m.n_params, m.file_type) != (model.n_params, model.file_type)
+    carried = f" with {m.name}" if other else ""
+    return f"measured{carried} on {run.device_name}: {measured}"
 
 
 def unused_words(name: str | None) -> str:
@@ -163,14 +166,14 @@ def upgrade_answer(
     chosen: Candidate | None = None,
     verdict: Verdict | None = None,
     unused_name: str | None = None,
-    model_name: str | None = None,
+    model_facts: ModelFacts | None = None,
 ) -> UpgradeAnswer:
     """The answer for the chosen card (default: the pick, the fastest within budget that
     fits), with the verdict's sentences once it has been computed."""
     pick = best_within_budget(ranking) if ranking is not None else None
     chosen = chosen or pick
     base = dict(
-        model=model, machine=machine, measured=measured_words(trust.used, model_name),
+        model=model, machine=machine, measured=measured_words(trust.used, model_facts),
         unused=unused_words(unused_name), trust=trust, workload=workload.label, pick=pick,
         ranking=ranking, chosen=chosen,
     )  # fmt: skip

@@ -99,6 +99,7 @@ def test_the_charts_draw_what_the_command_line_projects_for_the_run(
     path.write_text(json.dumps(run.to_json()))
     window, services = make_window()
     services.open_run(run)
+    window.show_page("Charts")  # a hidden page draws when it is shown
     charts = window.charts
     qtbot.waitUntil(lambda: charts.depth_predicted.getData()[0] is not None, timeout=10_000)
     assert "GeForce RTX 3090" in charts.caption.text()  # the run's device, not this machine

@@ -57,8 +57,10 @@ def test_every_device_shows_one_price_kind_and_date_everywhere(make_window, qtbo
     panel = window.upgrade
     panel.pro.setChecked(True)
     qtbot.waitUntil(
-        lambda: bool(panel.ranking) and len(panel.ranking.candidates) > 150, timeout=30_000
-    )
+        lambda: bool(panel.ranking) and len(panel.ranking.candidates) > 150
+        and panel.current is not None and panel.current.ranking is panel.ranking,
+        timeout=30_000,
+    )  # fmt: skip
     cards = [c for c in panel.ranking.candidates if c.kind == "card"]
     for c in cards:
         each = price_of(c.target.device, 1, MINE)

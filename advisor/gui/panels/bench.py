@@ -229,9 +229,13 @@ class BenchPanel(QtWidgets.QWidget):
         self.progress.setRange(0, 1)
 
     def _on_bench_finished(self, run: RunResult) -> None:
+        # QProgressBar.setValue repaints at once when its text changes (50 ms here, right as
+        # the answer is being made): with updates off it only asks for a repaint
+        self.progress.setUpdatesEnabled(False)
         self._finish_ui()
         self.progress.setValue(1)
         self.progress.setFormat("done")
+        self.progress.setUpdatesEnabled(True)
         self.live.setText(" ")
         # the answer page opens once the run is saved and is the current run, so it never
         # shows, even for a moment, an answer that does not yet count this run

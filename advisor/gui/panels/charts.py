@@ -93,6 +93,7 @@ class ChartsPanel(QtWidgets.QWidget):
         super().__init__(parent)
         self.services = services
         self.state = services.state
+        self._stale = True  # drawn when first shown (and after a run, when shown again)
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(16, 16, 16, 16)
         outer.addWidget(heading("Charts"))
@@ -210,7 +211,18 @@ class ChartsPanel(QtWidgets.QWidget):
 
     # --- updates -----------------------------------------------------------------------
 
+    def showEvent(self, event: QtGui.QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._on_state_run_changed()
+
     def _on_state_run_changed(self) -> None:
+        # a hidden page does no work: it draws when it is shown (the answer a run ends on
+        # never waits behind charts nobody looks at)
+        if not self.isVisible():
+            self._stale = True
+            return
+        self._stale = False
         run = self.state.run
         if run is None or self.state.profile is None:
             return

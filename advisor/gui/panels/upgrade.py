@@ -34,6 +34,7 @@ from advisor.usecases.upgrade import (
 from advisor.usecases.upgrade_answer import UpgradeAnswer, upgrade_answer
 
 RESIZE_ROWS = 25  # rows measured when columns are fitted to their contents
+CELL_PADDING_PX = 18  # a cell's margins and the sort arrow, beside its widest text
 
 
 class UpgradePanel(QtWidgets.QWidget):
@@ -50,6 +51,7 @@ class UpgradePanel(QtWidgets.QWidget):
         self.current: UpgradeAnswer | None = None  # what the answer box shows
         self._generation = 0
         self._verdict_generation = 0
+        self._rerank_generation = 0
         self._stale = True
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)
@@ -142,6 +144,8 @@ class UpgradePanel(QtWidgets.QWidget):
         self.chart.addItem(self.points)
         self.chart.addItem(self.frontier)
         self.chart.addItem(self.mine_line)
+        # shown once it has points: empty axes cost 30 ms of painting on the page's first show
+        self.chart.hide()
         return self.chart
 
     def _connect(self) -> None:
@@ -232,7 +236,9 @@ class UpgradePanel(QtWidgets.QWidget):
         self.rerank()
 
     def rerank(self) -> None:
-        """Prices, budget and energy on the projections we have: milliseconds."""
+        """Prices, budget and energy on the projections we have: milliseconds. The table comes
+        at once; the column widths, the chart and the answer follow, one per turn of the
+        event loop, so no turn holds the window for long (together 40-50 ms here)."""
         if self.projected is None:
             return
         current = self.services.settings.current
@@ -243,21 +249,39 @@ class UpgradePanel(QtWidgets.QWidget):
             budget_usd=current.budget_usd,
         )
         self.model.set_rows(list(self.ranking.candidates))
-        if not self._sized and self.ranking.candidates:
-            self._sized = True
-            # measure the first rows only: every cell of 100+ rows took over 100 ms of the GUI
-            # thread right after a run (Qt's own knob for this)
-            self.table.horizontalHeader().setResizeContentsPrecision(RESIZE_ROWS)
-            self.table.resizeColumnsToContents()
-            header = self.table.horizontalHeader()
-            header.resizeSection(0, min(header.sectionSize(0), 300))
-            # room for the widest fit word ("card + RAM"), whatever the first rows held
-            widest = max(self.table.fontMetrics().horizontalAdvance(w) for w in FIT_WORDS.values())
-            fits = CandidateTableModel.FITS
-            header.resizeSection(fits, max(header.sectionSize(fits), widest + 16))
-        self._draw_chart()
+        self._rerank_generation += 1
+        generation = self._rerank_generation
+        steps = [self._size_columns, self._draw_chart, self._select_pick]
+
+        def next_step() -> None:
+            if generation != self._rerank_generation or not steps:
+                return  # a newer ranking took over
+            steps.pop(0)()
+            if steps:
+                QtCore.QTimer.singleShot(0, next_step)
+
+        QtCore.QTimer.singleShot(0, next_step)
+
+    def _size_columns(self) -> None:
+        if self._sized or self.ranking is None or not self.ranking.candidates:
+            return
+        self._sized = True
+        # the widest text of the first rows and the header, measured here: Qt's own
+        # resizeColumnsToContents asked every cell for a dozen roles through Python (30 ms
+        # for 25 rows right after a run)
+        header = self.table.horizontalHeader()
+        metrics = self.table.fontMetrics()
+        rows = range(min(RESIZE_ROWS, self.model.rowCount()))
+        for col, title in enumerate(self.model.HEADERS):
+            texts = [title, *(self.model.cell_text(r, col) for r in rows)]
+            if col == CandidateTableModel.FITS:  # room for the widest fit word ("card + RAM")
+                texts += list(FIT_WORDS.values())
+            width = max(metrics.horizontalAdvance(t) for t in texts) + CELL_PADDING_PX
+            header.resizeSection(col, min(width, 300) if col == 0 else width)
+
+    def _select_pick(self) -> None:
         best = self.pick()
-        if best is not None:
+        if best is not None and self.ranking is not None:
             self.table.selectRow(self.ranking.candidates.index(best))
         else:
             self._show_answer(self._answer())
@@ -300,7 +324,7 @@ class UpgradePanel(QtWidgets.QWidget):
             chosen=chosen,
             verdict=v,
             unused_name=unused.name if unused is not None else None,
-            model_name=choice.facts.name if choice else None,
+            model_facts=choice.facts if choice else None,
         )
 
     def _show_answer(self, a: UpgradeAnswer) -> None:
