@@ -13,7 +13,7 @@ from advisor.core.predict.projecting.projection import Projection
 from advisor.gui import workload_choice
 from advisor.gui.host_fields import HostFields
 from advisor.gui.panels.charts import MEASURED, PREDICTED, _palette_colours, _plot, decade_ticks
-from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
+from advisor.gui.qt import QtCore, QtGui, QtWidgets, plotting
 from advisor.gui.services import AppServices
 from advisor.gui.table_models import OBJECT_ROLE, PinnedFirstRowProxy, ProjectionTableModel
 from advisor.gui.widgets import WarningBox, escape, heading, muted, value_label
@@ -108,6 +108,24 @@ class ComparePanel(QtWidgets.QWidget):
         bottom = QtWidgets.QWidget()
         bottom_layout = QtWidgets.QHBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
+        # the chart is made when the first table arrives (pyqtgraph is not loaded with the
+        # window); until then its place is kept
+        self.chart_area = QtWidgets.QWidget()
+        self.chart_area.setMinimumHeight(200)
+        QtWidgets.QVBoxLayout(self.chart_area).setContentsMargins(0, 0, 0, 0)
+        self.chart = None
+        self.verdict = value_label(
+            muted("Select one or more devices in the table to compare them with this machine.")
+        )
+        self.verdict.setMinimumWidth(320)
+        bottom_layout.addWidget(self.chart_area, 3)
+        bottom_layout.addWidget(self.verdict, 2)
+        return bottom
+
+    def _ensure_chart(self) -> None:
+        if self.chart is not None:
+            return
+        pg = plotting()
         self.chart = _plot("Side by side", "", "tokens/s (log scale)")
         self.decode_bars = pg.BarGraphItem(
             x=[], height=[], width=0.35, brush=MEASURED, name="decode t/s (per user)"
@@ -117,14 +135,8 @@ class ComparePanel(QtWidgets.QWidget):
         )
         self.chart.addItem(self.decode_bars)  # named items join the legend
         self.chart.addItem(self.prefill_bars)
-        self.verdict = value_label(
-            muted("Select one or more devices in the table to compare them with this machine.")
-        )
-        self.verdict.setMinimumWidth(320)
-        bottom_layout.addWidget(self.chart, 3)
-        bottom_layout.addWidget(self.verdict, 2)
         self.chart.setMinimumHeight(200)
-        return bottom
+        self.chart_area.layout().addWidget(self.chart)
 
     def _connect(self) -> None:
         self.workload.currentIndexChanged.connect(self._on_workload_changed)
@@ -246,6 +258,7 @@ class ComparePanel(QtWidgets.QWidget):
     def _on_selection_changed(self, *_args) -> None:
         if self.model.rowCount() == 0:
             return
+        self._ensure_chart()
         mine = self.model.row_object(0)
         picks = [p for p in self.selected() if p.device_id != mine.device_id][:6]
         shown = [mine, *picks]

@@ -17,7 +17,7 @@ from advisor.gui import workload_choice
 from advisor.gui.host_fields import HostFields
 from advisor.gui.panels.candidates import CandidateTableModel
 from advisor.gui.panels.charts import _palette_colours, _plot
-from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
+from advisor.gui.qt import QtCore, QtGui, QtWidgets, plotting
 from advisor.gui.report_png import render_png
 from advisor.gui.services import AppServices
 from advisor.gui.table_models import FIT_COLOURS, FIT_WORDS, OBJECT_ROLE
@@ -135,7 +135,17 @@ class UpgradePanel(QtWidgets.QWidget):
         self._sized = False
         return self.table
 
-    def _build_chart(self) -> pg.PlotWidget:
+    def _build_chart(self) -> QtWidgets.QWidget:
+        # the chart is made with the first ranking (pyqtgraph is not loaded with the window)
+        self.chart_area = QtWidgets.QWidget()
+        QtWidgets.QVBoxLayout(self.chart_area).setContentsMargins(0, 0, 0, 0)
+        self.chart = None
+        return self.chart_area
+
+    def _ensure_chart(self) -> None:
+        if self.chart is not None:
+            return
+        pg = plotting()
         self.chart = _plot("Price against speed", "price (US$)", "answers per hour", grid=False)
         self.chart.setMinimumHeight(180)
         self.points = pg.ScatterPlotItem(size=8, name="candidates")
@@ -144,9 +154,7 @@ class UpgradePanel(QtWidgets.QWidget):
         self.chart.addItem(self.points)
         self.chart.addItem(self.frontier)
         self.chart.addItem(self.mine_line)
-        # shown once it has points: empty axes cost 30 ms of painting on the page's first show
-        self.chart.hide()
-        return self.chart
+        self.chart_area.layout().addWidget(self.chart)
 
     def _connect(self) -> None:
         self.workload.currentIndexChanged.connect(self._on_workload_changed)
@@ -349,6 +357,8 @@ class UpgradePanel(QtWidgets.QWidget):
 
     def _draw_chart(self) -> None:
         assert self.ranking is not None
+        self._ensure_chart()
+        pg = plotting()
         fit = [
             c
             for c in self.ranking.candidates
@@ -375,7 +385,7 @@ class UpgradePanel(QtWidgets.QWidget):
             self.mine_line.hide()
 
     def chart_png(self) -> bytes:
-        if not self.chart.isVisibleTo(self):
+        if self.chart is None or not self.chart.isVisibleTo(self):
             return b""
         image = self.chart.grab().toImage()
         buffer = QtCore.QBuffer()
