@@ -16,7 +16,7 @@ from advisor.core.predict.projecting.projection import Projection
 from advisor.core.predict.projecting.projection_types import FIT_RANK, FIT_WORDS
 from advisor.core.runs.results import RunResult, TestResult
 from advisor.gui.qt import QtCore, QtGui
-from advisor.usecases.prices import price_text
+from advisor.usecases.prices import price_cell, price_text
 
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 OBJECT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 2
@@ -231,8 +231,7 @@ class ProjectionTableModel(_Table):
         if col == self.REQUEST:
             return fmt_seconds(p.request_s)
         if col == self.PRICE:
-            price = self.price_of(p)
-            return f"${price.usd:,.0f}" if price else "—"
+            return price_cell(self.price_of(p))
         return p.basis
 
     def sort_key(self, p: Projection, col: int, row: int) -> Any:

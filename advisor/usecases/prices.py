@@ -37,3 +37,10 @@ def price_json(price: Price | None) -> dict[str, Any]:
 def price_text(price: Price | None, missing: str = "no price") -> str:
     """'$5,258 (new, 2026-09)': a price as every table and sentence shows it."""
     return f"${price.usd:,.0f} ({price.label})" if price else missing
+
+
+def price_cell(price: Price | None, missing: str = "—") -> str:
+    """'$5,258 new': a price in a table cell, its kind beside it (its month on hover)."""
+    if price is None:
+        return missing
+    return f"${price.usd:,.0f} {price.kind}"

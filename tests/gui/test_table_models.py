@@ -110,7 +110,7 @@ def test_cells_say_units_and_fit(projections):
     assert index.data(DISPLAY) == "24 GB"
     assert model.index(row, ProjectionTableModel.FITS).data(DISPLAY) == "yes"
     price = model.index(row, ProjectionTableModel.PRICE)
-    assert price.data(DISPLAY) == "$2,470"  # its street price, kind and month on hover
+    assert price.data(DISPLAY) == "$2,470 used"  # its street price; kind and month on hover
     assert price.data(QtCore.Qt.ItemDataRole.ToolTipRole).startswith("$2,470 (used, 2026-04)")
     assert model.index(0, ProjectionTableModel.PRICE).data(DISPLAY) == "—"  # yours already
     assert model.index(0, ProjectionTableModel.DEVICE).data(DISPLAY).endswith("(this machine)")

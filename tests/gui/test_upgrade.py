@@ -70,7 +70,7 @@ def test_a_price_edit_reorders_and_survives_a_restart(make_window, qtbot):
     assert panel.model.setData(index, "$450", QtCore.Qt.ItemDataRole.EditRole)
     top = panel.ranking.candidates[0]
     assert top.name == "GeForce RTX 4090" and top.within_budget  # now in budget, and fastest
-    assert panel.model.index(0, CandidateTableModel.PRICE).data(DISPLAY) == "$450"
+    assert panel.model.index(0, CandidateTableModel.PRICE).data(DISPLAY) == "$450 yours"
     services.settings.flush()
     assert services.settings.current.prices_usd["nvidia-geforce-rtx-4090"] == 450
     # a bad price is one sentence, nothing changes

@@ -10,7 +10,7 @@ from advisor.core.infra.units import fmt_band, fmt_seconds
 from advisor.core.infra.validate import number
 from advisor.gui.qt import QtCore
 from advisor.gui.table_models import BASIS_WORDS, FIT_COLOURS, FIT_WORDS, _Table
-from advisor.usecases.prices import price_text
+from advisor.usecases.prices import price_cell, price_text
 from advisor.usecases.upgrade import Candidate
 
 MAX_PRICE = 1e7
@@ -56,7 +56,7 @@ class CandidateTableModel(_Table):
         if col == self.BASIS:
             return p.basis
         if col == self.PRICE:
-            return f"${c.price.usd:,.0f}" if c.price else "no price"
+            return price_cell(c.price, "no price")
         if p.fits == "no" or p.basis == "unsupported" or p.request_s is None:
             return "—"
         if col == self.ANSWER:
