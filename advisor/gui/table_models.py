@@ -134,6 +134,11 @@ class _Table(QtCore.QAbstractTableModel):
         return None
 
 
+def fmt_gb(gb: float) -> str:
+    """A memory size as a table shows it: '24 GB', '23.5 GB' (a detected size), '0.5 GB'."""
+    return f"{gb:.0f} GB" if abs(gb - round(gb)) < 0.05 or gb >= 100 else f"{gb:.1f} GB"
+
+
 def _num(value: float | None, fmt: str) -> str:
     return format(value, fmt) if value is not None else "—"
 
@@ -211,7 +216,7 @@ class ProjectionTableModel(_Table):
         if col == self.CLASS:
             return self._classes.get(p.device_id, "")
         if col == self.MEMORY:
-            return f"{p.memory_gb:g} GB" + (f" x{p.count}" if p.count > 1 else "")
+            return fmt_gb(p.memory_gb) + (f" x{p.count}" if p.count > 1 else "")
         if col == self.FITS:
             return FIT_WORDS.get(p.fits, p.fits)
         if p.basis == "unsupported" and col != self.BASIS:

@@ -21,6 +21,7 @@ from advisor.core.predict.physics.ceilings import usable_peak
 from advisor.core.predict.projecting.projection import Target, project
 from advisor.core.predict.projecting.reference import Reference
 from advisor.core.runs.config import PRESETS, BenchConfig
+from advisor.core.runs.preflight import placement_refusal
 from advisor.usecases.models import (
     MAX_SYNTHETIC_LAYERS,
     facts_for_synthetic,
@@ -34,6 +35,7 @@ MAX_DEPTH = 1_048_576
 MAX_BATCH_SIZE = 65_536
 MAX_REPS = 100
 MAX_GPU_LAYERS = 10_000
+MAX_CPU_MOE = 1000  # layers; a count past a model's own means every layer, as in llama.cpp
 FLASH_ATTN = ("auto", "on", "off")
 CACHE_TYPES = ("f16", "q8_0", "q4_0")
 
@@ -54,6 +56,7 @@ class BenchChoices:
     reps: object = 5
     threads: object = None
     gpu_layers: object = None
+    cpu_moe: object = 0  # llama.cpp's --n-cpu-moe: the first N layers' experts in RAM
     n_batch: object = 2048
     n_ubatch: object = 512
     flash_attn: str = "auto"
@@ -122,6 +125,7 @@ def bench_config(
             if choices.gpu_layers is None
             else whole_number("--gpu-layers", choices.gpu_layers, 0, MAX_GPU_LAYERS)
         ),
+        cpu_moe=whole_number("--cpu-moe", choices.cpu_moe, 0, MAX_CPU_MOE),
         n_batch=n_batch,
         n_ubatch=whole_number("--ubatch-size", choices.n_ubatch, 1, n_batch),
         flash_attn=one_of("--flash-attn", choices.flash_attn, FLASH_ATTN),
@@ -133,6 +137,8 @@ def bench_config(
         longest_context=choices.longest_context,
         **_lists(choices, facts),
     )
+    if refused := placement_refusal(config, facts):  # experts in RAM for a dense model
+        raise InputError(refused)
     return with_machine_facts(config, facts, profile, reference, speed_model), facts
 
 

@@ -10,6 +10,7 @@ import psutil
 import pytest
 
 from advisor.core.runs import config as config_module
+from advisor.core.runs.export import _shared_flags
 from advisor.gui.main_window import PAGES
 from advisor.gui.qt import QtCore
 from advisor.gui.table_models import DISPLAY, ProjectionTableModel
@@ -365,3 +366,21 @@ def test_a_settings_file_with_a_wrong_type_opens_with_defaults_and_a_notice(make
     assert "reps" in text and "theme" in text and "kept as settings.corrupt-" in text
     kept = list(settings.parent.glob("settings.corrupt-*.json"))
     assert len(kept) == 1 and json.loads(kept[0].read_text())["reps"] == "7"
+
+
+def test_experts_in_ram_from_the_advanced_settings(make_window, qtbot):
+    """The Benchmark page's 'Experts kept in RAM' reaches the run's config (llama.cpp's
+    --n-cpu-moe) for a mixture of experts; for a dense model it is one sentence in the
+    banner and nothing starts."""
+    window, services = make_window()
+    services.choose_shape("qwen3-30b-a3b", "q4_k_m")
+    config = services.bench_config("quick", cpu_moe=12)
+    assert config.cpu_moe == 12 and _shared_flags(config)[-2:] == ["-ncmoe", "12"]
+    services.choose_shape("llama-3.1-8b", "q4_k_m")
+    window.show_page("Benchmark")
+    window.bench.advanced.setChecked(True)
+    window.bench.cpu_moe.setValue(4)
+    window.bench.run_button.click()
+    qtbot.waitUntil(window.banner.isVisible, timeout=10_000)
+    assert "is a dense model, with no experts to keep in RAM" in window.banner.message.text()
+    assert not services.bench.running

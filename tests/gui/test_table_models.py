@@ -166,3 +166,11 @@ def test_the_likely_range_is_of_the_speed_beside_it_with_many_users(qapp):
     assert (low, high) == pytest.approx(
         (p.decode_tps_low * p.per_user_tps / p.decode_tps,
          p.decode_tps_high * p.per_user_tps / p.decode_tps), abs=0.51)  # fmt: skip
+
+
+def test_a_detected_memory_size_is_shown_rounded():
+    from advisor.gui.table_models import fmt_gb
+
+    assert [fmt_gb(x) for x in (24.0, 23.5402, 0.5, 192.0, 127.96)] == [
+        "24 GB", "23.5 GB", "0.5 GB", "192 GB", "128 GB",
+    ]  # fmt: skip

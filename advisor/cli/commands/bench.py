@@ -10,7 +10,7 @@ from advisor.cli.output import Output, clear_progress, format_table, progress_li
 from advisor.core.infra.errors import InputError, RunError, StorageError
 from advisor.core.infra.paths import app_paths
 from advisor.core.infra.units import GB, GiB, fmt_bytes
-from advisor.core.infra.validate import number, whole_number
+from advisor.core.infra.validate import number
 from advisor.core.predict.fitting.shipped import load_speed_model
 from advisor.core.runs.events import Failure, Progress
 from advisor.core.runs.history import History
@@ -20,7 +20,6 @@ from advisor.usecases.bench_config import BenchChoices, bench_config
 from advisor.usecases.machine import detect_machine
 
 MAX_WATCHDOG_S = 86_400.0
-MAX_CPU_MOE = 1000  # layers; past a model's count it means every layer
 
 
 def choices_from(args: argparse.Namespace) -> BenchChoices:
@@ -36,6 +35,7 @@ def choices_from(args: argparse.Namespace) -> BenchChoices:
         reps=args.reps,
         threads=args.threads,
         gpu_layers=args.gpu_layers,
+        cpu_moe=0 if args.cpu_moe is None else args.cpu_moe,
         n_batch=args.batch_size,
         n_ubatch=args.ubatch_size,
         flash_attn=args.flash_attn,
@@ -52,17 +52,13 @@ def run(args: argparse.Namespace) -> Output:
 
     choices = choices_from(args)
     watchdog = number("--watchdog", args.watchdog, 1, MAX_WATCHDOG_S, unit="seconds")
-    cpu_moe = 0 if args.cpu_moe is None else whole_number("--cpu-moe", args.cpu_moe, 0, MAX_CPU_MOE)
-    # every option checked before detection or any child starts
+    # every option checked before detection or any child starts (experts in RAM for a
+    # dense model too)
     config, facts = bench_config(choices)
-    if refused := placement_refusal(replace(config, cpu_moe=cpu_moe), facts):
-        raise InputError(refused)
     paths = app_paths().ensure()
     report, profile = detect_machine(paths, probe_bandwidth=True)
     config, _ = bench_config(choices, profile=profile, speed_model=load_speed_model())
-    # BenchChoices (usecases) has no cpu_moe yet: the placement joins the checked config here
-    config = replace(config, cpu_moe=cpu_moe)
-    if refused := placement_refusal(config, facts, report.backend):
+    if refused := placement_refusal(config, facts, report.backend):  # no card to place on
         raise InputError(refused)
     job = BenchJob(config, hardware=run_hardware(report, profile), watchdog_s=watchdog)
     final = _pump(job, live=not args.quiet)

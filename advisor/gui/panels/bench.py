@@ -70,6 +70,14 @@ class BenchPanel(QtWidgets.QWidget):
         self.gpu_layers.setRange(-1, 999)
         self.gpu_layers.setSpecialValueText("auto (all when there is a GPU)")
         self.gpu_layers.setValue(-1 if settings.gpu_layers is None else settings.gpu_layers)
+        self.cpu_moe = QtWidgets.QSpinBox()
+        self.cpu_moe.setRange(0, 999)
+        self.cpu_moe.setSpecialValueText("none")
+        self.cpu_moe.setToolTip(
+            "Mixture-of-experts models on a GPU: keep the experts of the first N layers in "
+            "system RAM and the rest on the card (llama.cpp's --n-cpu-moe), for a model "
+            "bigger than the card."
+        )
         self.reps = QtWidgets.QSpinBox()
         self.reps.setRange(1, 20)
         self.reps.setValue(settings.reps)
@@ -88,6 +96,7 @@ class BenchPanel(QtWidgets.QWidget):
         self.cache.setCurrentIndex(max(0, self.cache.findData(settings.cache_type)))
         grid.addRow("CPU threads", self.threads)
         grid.addRow("Layers on the GPU", self.gpu_layers)
+        grid.addRow("Experts kept in RAM (layers)", self.cpu_moe)
         grid.addRow("Repetitions (at most)", self.reps)
         grid.addRow("Flash attention", self.flash)
         grid.addRow("KV cache type", self.cache)
@@ -177,6 +186,7 @@ class BenchPanel(QtWidgets.QWidget):
                 reps=self.reps.value(),
                 threads=self.threads.value() or None,
                 gpu_layers=None if self.gpu_layers.value() < 0 else self.gpu_layers.value(),
+                cpu_moe=self.cpu_moe.value(),
                 flash_attn=self.flash.currentData(),
                 cache_type=self.cache.currentData(),
                 longest_context=self.longest.isChecked(),
