@@ -200,8 +200,7 @@ class ProjectionTableModel(_Table):
         self._prices = {id(p): price for p, price in zip(projections, prices, strict=False)}
         self.set_rows(projections)
 
-    def price_of(self, p: Projection) -> Price | None:
-        """The row's price, as the use case priced it (advisor.usecases.prices)."""
+    def price_of(self, p: Projection) -> Price | None:  # as advisor.usecases.prices priced it
         return self._prices.get(id(p))
 
     def is_this_machine(self, row: int) -> bool:
