@@ -55,7 +55,7 @@ def _wait(app, until, timeout_s: float = 60.0) -> None:
 
 def attempt(app, run) -> tuple[float, float]:
     """(longest gap in ms, seconds from the run's end to the answer with its verdict)."""
-    from advisor.gui.qt import QtCore
+    from advisor.gui.qt import QtCore, preload_plotting
 
     window, services = _window(app, tempfile.mkdtemp(prefix="advisor-pause-"))
     window.show()
@@ -63,6 +63,7 @@ def attempt(app, run) -> tuple[float, float]:
     _wait(app, lambda: services.state.profile is not None)
     services.warm_up()
     _wait(app, lambda: services.tasks.offload is None or services.tasks.offload.ready_now())
+    preload_plotting().join(60)  # loaded in the background after the app's start
     services.open_run(run)
     window.show_page("Benchmark")
     _wait(app, lambda: window.bench.tests_model.rowCount() > 0)

@@ -36,11 +36,13 @@ def small_presets(monkeypatch):
 @pytest.mark.slow
 def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
     from advisor.gui.offload import Offload
+    from advisor.gui.qt import preload_plotting
 
     window, services = make_window(offload=Offload())  # the projections' process, as in the app
     services.warm_up()  # as the app does a second after its start, long before a click on Run
     qtbot.waitUntil(services.tasks.offload.ready_now, timeout=60_000)
     services.tasks.compute_pool.waitForDone(60_000)
+    preload_plotting().join(60)  # the charts' library, as the app loads it after its start
     services.choose_shape(*MODEL)
     window.show_page("Benchmark")
     assert not window.bench.advanced_body.isVisible()
