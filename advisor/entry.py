@@ -13,6 +13,10 @@ from advisor.core.infra.errors import EXIT_FAILED
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `advisor` command."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if getattr(sys, "frozen", False):  # the frozen app is also the projections' child process
+        import multiprocessing
+
+        multiprocessing.freeze_support()
     if args[:1] == ["--bench-child"]:  # the frozen app runs its own benchmark child process
         from advisor.bench.child import main as child_main
 

@@ -85,6 +85,10 @@ BUGS = (
         "    def _on_run_clicked(self) -> None:\n        __import__('time').sleep(1.5)\n"
         "        self._start()",
         ("tests/gui/test_app.py::test_quick_benchmark_end_to_end",), markers=""),
+    Bug("launch price taken before the street price", "advisor/core/catalogue/prices.py",
+        'PRICE_KINDS = ("yours", "new", "used", "launch")',
+        'PRICE_KINDS = ("yours", "launch", "new", "used")',
+        ("tests/core/test_prices.py", "tests/core/test_projection.py")),
 )  # fmt: skip
 
 

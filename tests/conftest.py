@@ -169,6 +169,7 @@ def make_window(qtbot, qapp, recorded_detect, tmp_path):
         qsettings = QtCore.QSettings(
             str(tmp_path / "window.ini"), QtCore.QSettings.Format.IniFormat
         )
+        overrides.setdefault("offload", None)  # projections on a thread: no child per window
         window, services = build_window(
             app_paths(),
             qapp,
@@ -189,9 +190,7 @@ def make_window(qtbot, qapp, recorded_detect, tmp_path):
         window.close()
     # no worker left running Python, then automatic collection back for the next test (maybe
     # not a GUI one): a worker never collects a cycle that holds a widget
-    from advisor.gui import gc_guard, tasks
-
-    for pool in tasks.pools():
-        pool.waitForDone(10_000)
-
-    gc_guard.uninstall()
+    for _window, services in windows:
+        services.tasks.shutdown(10_000)
+    for _window, services in windows:
+        services.collector.stop()

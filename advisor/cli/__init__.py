@@ -31,6 +31,7 @@ COMMANDS = (
     "devices",
     "synth",
     "project",
+    "upgrade",
     "bench",
     "fits",
     "workload",

@@ -59,6 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
     y.add_argument("--force", action="store_true", help="replace an existing file")
 
     _project_parser(sub.add_parser("project", parents=[js], help="predict your model's speed"))
+    u = sub.add_parser(
+        "upgrade", parents=[js], help="would another card pay off? (the app's answer)"
+    )
+    u.add_argument("--result", help="a saved run (default: your newest run in the history)")
+    u.add_argument("--budget", help="the most you would spend, US dollars (default: the app's)")
+    u.add_argument("--workload", help="chat (default: the app's choice), summarise, long-chat, ...")
+    u.add_argument(
+        "--more",
+        action="store_true",
+        help="also workstation and datacenter cards, regional variants and cards without a "
+        "current price (the page's toggle)",
+    )
     _bench_parser(sub.add_parser("bench", parents=[js], help="measure a model like llama-bench"))
     f = sub.add_parser("fits", parents=[js], help="which built-in models run on a device, how fast")
     f.add_argument("--device", help="a catalogued device (default: this machine)")

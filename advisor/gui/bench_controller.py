@@ -1,12 +1,14 @@
 """The GUI's one controller for benchmark runs: a thin Qt adapter over BenchJob.
 
-The child process does the work; a Python thread reads its events; this QObject re-emits
-them as Qt signals on the GUI thread: `progressed` (throttled), then exactly one of
-`finished` or `failed`.
+The child process does the work; a Python thread reads its events and parks them in a queue;
+only a bare notice crosses to the GUI thread through Qt (no Python object travels in a queued
+signal: that miscounts references on some PySide6 builds), and there this QObject re-emits the
+events as Qt signals: `progressed` (throttled), then exactly one of `finished` or `failed`.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -23,9 +25,10 @@ PROGRESS_MIN_INTERVAL_S = 0.1
 
 class BenchController(QtCore.QObject):
     started = QtCore.Signal()
-    progressed = QtCore.Signal(object)  # Progress
-    finished = QtCore.Signal(object)  # RunResult
-    failed = QtCore.Signal(object)  # Failure
+    progressed = QtCore.Signal(object)  # Progress, emitted on the GUI thread
+    finished = QtCore.Signal(object)  # RunResult, emitted on the GUI thread
+    failed = QtCore.Signal(object)  # Failure, emitted on the GUI thread
+    _arrived = QtCore.Signal()  # from the reading thread: events wait in the queue
 
     def __init__(
         self, job_factory: Callable[..., BenchJob] = BenchJob, parent: QtCore.QObject | None = None
@@ -34,6 +37,8 @@ class BenchController(QtCore.QObject):
         self._job_factory = job_factory
         self._job: BenchJob | None = None
         self._thread: threading.Thread | None = None
+        self._events: queue.SimpleQueue[Progress | RunResult | Failure] = queue.SimpleQueue()
+        self._arrived.connect(self._on_arrived, QtCore.Qt.ConnectionType.QueuedConnection)
 
     @property
     def running(self) -> bool:
@@ -71,7 +76,7 @@ class BenchController(QtCore.QObject):
                 if isinstance(event, Progress):
                     now = time.monotonic()
                     if now - last >= PROGRESS_MIN_INTERVAL_S or event.tokens_per_s:
-                        self.progressed.emit(event)
+                        self._post(event)
                         last, pending = now, None
                     else:
                         pending = event
@@ -80,8 +85,24 @@ class BenchController(QtCore.QObject):
         except Exception as exc:  # never leave the GUI waiting
             final = Failure(f"The benchmark stopped unexpectedly ({exc}).", repr(exc))
         if pending is not None:
-            self.progressed.emit(pending)
-        if isinstance(final, RunResult):
-            self.finished.emit(final)
-        else:
-            self.failed.emit(final or Failure("The benchmark ended without a result."))
+            self._post(pending)
+        self._post(final if final is not None else Failure("The benchmark ended without a result."))
+
+    def _post(self, event: Progress | RunResult | Failure) -> None:
+        """Called in the reading thread: park the event, wake the GUI thread."""
+        self._events.put(event)
+        self._arrived.emit()
+
+    def _on_arrived(self) -> None:
+        """On the GUI thread: the parked events, in order, as the public signals."""
+        while True:
+            try:
+                event = self._events.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(event, Progress):
+                self.progressed.emit(event)
+            elif isinstance(event, RunResult):
+                self.finished.emit(event)
+            else:
+                self.failed.emit(event)

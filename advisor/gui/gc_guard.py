@@ -26,7 +26,8 @@ FULL_EVERY_S = 30.0  # the oldest generation at most this often
 
 
 class GuiThreadCollector(QtCore.QObject):
-    """Collects cycles on the thread it lives on, when the counts cross gc's thresholds."""
+    """Collects cycles on the thread it lives on, when the counts cross gc's thresholds. Made
+    once in main() (build_window), owned by the application; `stop` hands collection back."""
 
     def __init__(self, parent: QtCore.QObject | None = None):
         super().__init__(parent)
@@ -54,26 +55,10 @@ class GuiThreadCollector(QtCore.QObject):
         gc.collect(generation)
         return generation
 
-
-_collector: GuiThreadCollector | None = None
-
-
-def install(app: QtCore.QCoreApplication) -> GuiThreadCollector:
-    """Once per application: cycles are collected on its (the GUI) thread from now on."""
-    global _collector
-    if _collector is None:
-        _collector = GuiThreadCollector(app)
-    return _collector
-
-
-def uninstall() -> None:
-    """Back to automatic collection (tests, after their windows have closed): one full
-    collection here on the GUI thread first."""
-    global _collector
-    if _collector is not None:
-        _collector.timer.stop()
-        _collector.deleteLater()
-        _collector = None
-    gc.unfreeze()
-    gc.collect()
-    gc.enable()
+    def stop(self) -> None:
+        """Back to automatic collection (tests, after their windows have closed): one full
+        collection here on the GUI thread first."""
+        self.timer.stop()
+        gc.unfreeze()
+        gc.collect()
+        gc.enable()

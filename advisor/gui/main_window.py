@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from advisor import APP_NAME
-from advisor.gui import tasks
 from advisor.gui.about import AboutDialog, NoticesDialog, qt_versions
 from advisor.gui.errors import ErrorBanner
 from advisor.gui.panels.bench import BenchPanel
@@ -99,6 +98,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
         self.nav.currentRowChanged.connect(self._update_steps)
         self.upgrade.full_table_requested.connect(lambda: self.show_page("Compare all devices"))
+        self.upgrade.measure_again_requested.connect(self._on_measure_again_requested)
+        self.compare.measure_again_requested.connect(self._on_measure_again_requested)
         services.state.status_message.connect(self.statusBar().showMessage)
         for signal in (
             services.state.machine_changed,
@@ -117,13 +118,19 @@ class MainWindow(QtWidgets.QMainWindow):
     def show_page(self, name: str) -> None:
         self.nav.setCurrentRow(PAGES.index(name))
 
+    def _on_measure_again_requested(self) -> None:
+        """'Measure again' under a disturbed run's warning: the Benchmark page runs it."""
+        self.show_page("Benchmark")
+        self.bench.run()
+
     def _on_history_open_requested(self, run) -> None:
         self.services.open_run(run)
         self.show_page("Charts")
 
     def _on_bench_run_finished(self, run) -> None:
         self.statusBar().showMessage(f"Run saved: {run.id}. The answer is on Upgrade.")
-        self.show_page("Upgrade")
+        # a turn of the event loop after the pages took the new run: never both in one turn
+        QtCore.QTimer.singleShot(0, lambda: self.show_page("Upgrade"))
 
     def _update_steps(self, *_args) -> None:
         state = self.services.state
@@ -173,5 +180,6 @@ class MainWindow(QtWidgets.QMainWindow):
             self.qsettings.setValue("window/page", PAGES[self.nav.currentRow()])
         self.services.bench.shutdown()
         self.services.settings.flush()
-        tasks.drop_pending()  # answers still on their way have no window left to land in
+        # answers still on their way have no window left to land in
+        self.services.tasks.drop_pending()
         super().closeEvent(event)

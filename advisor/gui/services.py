@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core.catalogue.catalogue import Catalogue
-from advisor.core.hardware.profile import Host, MachineProfile
 from advisor.core.infra.atomic import atomic_write_bytes
 from advisor.core.infra.errors import AdvisorError, os_reason
 from advisor.core.infra.paths import AppPaths
@@ -22,33 +21,27 @@ from advisor.core.infra.settings import SettingsStore
 from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.gguf_facts import facts_from_gguf
 from advisor.core.model.shapes import get_shape
-from advisor.core.predict.advising.verdict import Verdict
-from advisor.core.predict.conditions.workloads import Workload
 from advisor.core.predict.fitting.shipped import load_speed_model
 from advisor.core.predict.model.speed_model import SpeedModel
-from advisor.core.predict.projecting.projection import Target
-from advisor.core.predict.projecting.reference import Reference, reference_for_run
 from advisor.core.runs.config import BenchConfig, parse_synthetic
 from advisor.core.runs.export import export_runs
 from advisor.core.runs.history import History
 from advisor.core.runs.results import RunResult, run_hardware
 from advisor.gui.bench_controller import BenchController
 from advisor.gui.errors import ErrorReporter
+from advisor.gui.projection_services import ProjectionServices
 from advisor.gui.state import AppState, ModelChoice
-from advisor.gui.tasks import run_compute, run_task
+from advisor.gui.tasks import TaskRunner
 from advisor.gui.workload_services import WorkloadServices
 from advisor.usecases.about import AboutFacts, about_facts, known_backend, llama_cpp_commit
 from advisor.usecases.bench_config import BenchChoices, bench_config
-from advisor.usecases.charts import RunCurves, run_curves
-from advisor.usecases.compare import ProjectionTable, projection_table, verdict, verdict_source
-from advisor.usecases.machine import detect_machine, with_choices
+from advisor.usecases.machine import detect_machine
 from advisor.usecases.notices import app_notices
-from advisor.usecases.upgrade import Projected, project_candidates
 
 log = logging.getLogger(__name__)
 
 
-class AppServices(WorkloadServices):
+class AppServices(ProjectionServices, WorkloadServices):
     def __init__(
         self,
         *,
@@ -59,6 +52,7 @@ class AppServices(WorkloadServices):
         state: AppState,
         bench: BenchController,
         errors: ErrorReporter,
+        tasks: TaskRunner,
         detect: Callable[..., Any] = detect_machine,
         speed_model: Callable[[], SpeedModel] = load_speed_model,
     ):
@@ -69,6 +63,10 @@ class AppServices(WorkloadServices):
         self.state = state
         self.bench = bench
         self.errors = errors
+        self.tasks = tasks
+        # a request the child process cannot take is answered on the compute thread, with
+        # the app's own catalogue and speed model
+        tasks.local = lambda: {"catalogue": self.catalogue, "speed_model": self.speed_model()}
         self._detect = detect
         # the speed model, built once (the shipped fit, read in 0.2-0.4 s) and handed to
         # every projection; called on the compute thread, never on the GUI thread
@@ -80,9 +78,12 @@ class AppServices(WorkloadServices):
         self._model_request = 0  # the newest model choice; older file reads are dropped
 
     def warm_up(self) -> None:
-        """Fit the speed model in the background now (0.2-0.4 s, once), so the first
-        projection or benchmark set-up does not pay for it on the GUI thread."""
-        run_compute(
+        """Start the projections' child process (it loads the catalogue and the speed model)
+        and read the speed model here too (0.2-0.4 s, once, for a benchmark's set-up), both in
+        the background after the window is up."""
+        if self.tasks.offload is not None:
+            self.tasks.offload.start()
+        self.tasks.run_compute(
             self.speed_model,
             lambda _: None,
             lambda e, d: log.warning("speed model could not be fitted: %s\n%s", e, d),
@@ -136,7 +137,7 @@ class AppServices(WorkloadServices):
             )
             finish()
 
-        run_task(work, done, failed)
+        self.tasks.run_task(work, done, failed)
 
     def choose_device(self, device_id: str | None) -> None:
         """The user's pick of their device when detection could not tell (None: detected)."""
@@ -164,7 +165,7 @@ class AppServices(WorkloadServices):
             if on_done:
                 on_done(False)
 
-        run_task(lambda: facts_from_gguf(path), done, failed)
+        self.tasks.run_task(lambda: facts_from_gguf(path), done, failed)
 
     def choose_shape(self, shape_id: str, quant: str) -> None:
         self._model_request += 1  # a file still being read no longer replaces this choice
@@ -209,7 +210,7 @@ class AppServices(WorkloadServices):
             else:
                 self.errors.report(f"The benchmark could not be set up ({exc}).", details)
 
-        run_task(
+        self.tasks.run_task(
             lambda: self.bench_config(preset, **overrides),
             lambda config: self.bench.start(config, hardware),
             failed,
@@ -229,7 +230,7 @@ class AppServices(WorkloadServices):
             self.errors.report(str(exc), details)
             show()
 
-        run_task(lambda: self.history.save(run), show, failed)
+        self.tasks.run_task(lambda: self.history.save(run), show, failed)
 
     def open_run(self, run: RunResult) -> None:
         """Show a saved run: its model becomes the current model, its results the current run."""
@@ -259,23 +260,24 @@ class AppServices(WorkloadServices):
                     "\n".join(report.set_aside),
                 )
             on_done(report.runs)
+            self.state.set_history(report.runs)
 
         def failed(exc: BaseException, details: str) -> None:
             self.errors.report(f"The history could not be read ({exc}).", details)
             on_done([])
 
-        run_task(self.history.load, done, failed)
+        self.tasks.run_task(self.history.load, done, failed)
 
     def delete_runs(self, run_ids: list[str], on_done: Callable[[], None]) -> None:
         """Delete the runs in one task, then call on_done once (one reload, not one each)."""
-        run_task(
+        self.tasks.run_task(
             lambda: self.history.delete_many(run_ids),
             lambda _: on_done(),
             lambda e, d: self.errors.report(f"The run could not be deleted ({e}).", d),
         )
 
     def export(self, runs: list[RunResult], path: str) -> None:
-        run_task(
+        self.tasks.run_task(
             lambda: export_runs(runs, path),
             lambda _: None,
             lambda e, d: self.errors.report(f"Export failed ({e}).", d),
@@ -296,7 +298,7 @@ class AppServices(WorkloadServices):
             if on_done is not None:
                 on_done()
 
-        run_task(
+        self.tasks.run_task(
             work,
             done,
             lambda e, d: self.errors.report(
@@ -323,7 +325,7 @@ class AppServices(WorkloadServices):
                 catalogue=self.catalogue,
             )
 
-        run_task(
+        self.tasks.run_task(
             work,
             on_done,
             lambda e, d: self.errors.report(f"The versions could not be gathered ({e}).", d),
@@ -338,143 +340,8 @@ class AppServices(WorkloadServices):
             commit = llama_cpp_commit(known_backend(self.paths, backend))
             return app_notices(qt_version=qt_version, llama_cpp_commit=commit)
 
-        run_task(
+        self.tasks.run_task(
             work,
             on_done,
             lambda e, d: self.errors.report(f"The notices could not be read ({e}).", d),
         )
-
-    # --- projections -------------------------------------------------------------------
-
-    def _host(self, profile: MachineProfile) -> Host:
-        """The computer the projected cards sit in: this machine's, with the user's choices
-        (the Upgrade and Compare pages' RAM fields) over what was detected."""
-        c = self.state.host_choice
-        return with_choices(profile.host, ram_gb=c.ram_gb, ram_bandwidth_gbs=c.ram_bandwidth_gbs)
-
-    def _reference(self) -> Reference | None:
-        """The shown run as the projections' reference, on the device it was measured on
-        (a run from History may come from another machine): the one answer the command line
-        gives for the same run."""
-        run = self.state.run
-        return reference_for_run(run, self.catalogue) if run is not None else None
-
-    def projections(self, workload: Workload, on_done: Callable[[ProjectionTable], None]) -> None:
-        choice, profile = self.state.model, self.state.profile
-        if choice is None or profile is None:
-            return
-        facts, reference = choice.facts, self._reference()
-
-        host = self._host(profile)
-
-        def work() -> ProjectionTable:
-            return projection_table(
-                facts,
-                workload,
-                catalogue=self.catalogue,
-                host=host,
-                reference=reference,
-                this_machine=profile,
-                speed_model=self.speed_model(),
-            )
-
-        run_compute(
-            work,
-            on_done,
-            lambda e, d: self.errors.report(f"The comparison could not be computed ({e}).", d),
-            kind="compare-table",
-        )
-
-    def verdict(
-        self, target_id: str, workload: Workload, on_done: Callable[[Verdict], None]
-    ) -> None:
-        choice, profile = self.state.model, self.state.profile
-        target = self.catalogue.by_id(target_id)
-        if choice is None or profile is None or target is None:
-            return
-        reference = self._reference()
-        source = verdict_source(reference, profile, self._host(profile))
-
-        host = self._host(profile)
-
-        def work() -> Verdict:
-            return verdict(
-                choice.facts, source, Target(target), workload, host=host,
-                reference=reference, speed_model=self.speed_model(),
-            )  # fmt: skip
-
-        run_compute(
-            work, on_done, lambda e, d: self.errors.report(str(e), d), kind="compare-verdict"
-        )
-
-    def upgrade_projections(
-        self, workload: Workload, include_pro: bool, on_done: Callable[[Projected], None]
-    ) -> None:
-        """The upgrade answer's projections (the slow part) for the current model, machine
-        and run, off the GUI thread; ranking them is cheap and stays on it."""
-        choice, profile = self.state.model, self.state.profile
-        if choice is None or profile is None:
-            return
-        facts, reference, run = choice.facts, self._reference(), self.state.run
-        watts = _measured_decode_watts(run)
-
-        host = self._host(profile)
-
-        def work() -> Projected:
-            return project_candidates(
-                facts, workload, catalogue=self.catalogue, host=host,
-                reference=reference, this_machine=profile, include_pro=include_pro,
-                measured_watts=watts, speed_model=self.speed_model(),
-            )  # fmt: skip
-
-        run_compute(
-            work,
-            on_done,
-            lambda e, d: self.errors.report(f"The upgrade answer could not be computed ({e}).", d),
-            kind="upgrade",
-        )
-
-    def upgrade_verdict(
-        self, target: Target, workload: Workload, on_done: Callable[[Verdict], None]
-    ) -> None:
-        """How the target compares with this machine, workload by workload, in words."""
-        choice, profile = self.state.model, self.state.profile
-        if choice is None or profile is None:
-            return
-        reference = self._reference()
-        source = verdict_source(reference, profile, self._host(profile))
-
-        host = self._host(profile)
-
-        def work() -> Verdict:
-            return verdict(
-                choice.facts, source, target, workload, host=host,
-                reference=reference,
-                speed_model=self.speed_model(),
-            )  # fmt: skip
-
-        run_compute(
-            work, on_done, lambda e, d: self.errors.report(str(e), d), kind="upgrade-verdict"
-        )
-
-    def curves(self, run: RunResult, on_done: Callable[[RunCurves | None], None]) -> None:
-        """The Charts page's curves for a run, on the device it was measured on."""
-        profile = self.state.profile
-        if profile is None:
-            return
-        run_compute(
-            lambda: run_curves(run, self.catalogue, profile.host, speed_model=self.speed_model()),
-            on_done,
-            lambda e, d: self.errors.report(f"The charts could not be computed ({e}).", d),
-            kind="curves",
-        )
-
-
-def _measured_decode_watts(run: RunResult | None) -> float | None:
-    """This machine's power while decoding, where its run measured it (not a TDP estimate)."""
-    if run is None:
-        return None
-    for t in run.tests:
-        if t.kind == "decode" and t.batch == 1 and t.energy_method == "measured":
-            return t.average_w
-    return None

@@ -48,6 +48,7 @@ class AppState(QtCore.QObject):
     detection_finished = QtCore.Signal()  # after each detection, whether it worked or not
     status_message = QtCore.Signal(str)  # a sentence for the status bar (a file was saved)
     workloads_changed = QtCore.Signal()  # the saved (imported) workloads
+    history_changed = QtCore.Signal()  # the saved runs were read again
     host_changed = QtCore.Signal()  # the user's choices for the computer the cards sit in
 
     def __init__(self, parent: QtCore.QObject | None = None):
@@ -57,6 +58,7 @@ class AppState(QtCore.QObject):
         self.model: ModelChoice | None = None
         self.run: RunResult | None = None
         self.saved_workloads: dict[str, SavedWorkload] = {}
+        self.history: tuple[RunResult, ...] = ()  # the saved runs, newest first
         self.host_choice = HostChoice()
 
     def set_machine(self, report: HardwareReport, profile: MachineProfile) -> None:
@@ -70,6 +72,10 @@ class AppState(QtCore.QObject):
     def set_run(self, run: RunResult | None) -> None:
         self.run = run
         self.run_changed.emit()
+
+    def set_history(self, runs: list[RunResult]) -> None:
+        self.history = tuple(runs)
+        self.history_changed.emit()
 
     def set_host_choice(self, choice: HostChoice) -> None:
         if choice != self.host_choice:

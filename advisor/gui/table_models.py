@@ -10,11 +10,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from advisor.core.catalogue.prices import Price
 from advisor.core.infra.units import GB, fmt_band, fmt_bytes, fmt_seconds
 from advisor.core.predict.projecting.projection import Projection
 from advisor.core.predict.projecting.projection_types import FIT_RANK, FIT_WORDS
 from advisor.core.runs.results import RunResult, TestResult
 from advisor.gui.qt import QtCore, QtGui
+from advisor.usecases.prices import price_cell, price_text
 
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 OBJECT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 2
@@ -159,7 +161,8 @@ class ProjectionTableModel(_Table):
         "Reading speed (prefill): how fast the prompt is processed, tokens per second.",
         "Time to first token: the wait before the answer starts.",
         "Time for a whole request of this workload: reading the prompt plus writing the answer.",
-        "Launch price of the card (or cards) where the vendor published one.",
+        "What the card (or cards) costs: your own price where you typed one on the Upgrade page, "
+        "else a dated street price (new, else used), else the launch price; hover for which.",
         "measured: your benchmark on this device; published: llama.cpp results published for "
         "this device; modelled: none for this device, its class has some; spec-only: the "
         "datasheet alone; unsupported: the device does not run this backend.",
@@ -174,7 +177,7 @@ class ProjectionTableModel(_Table):
         "Prefill t/s",
         "First token",
         "Per request",
-        "Launch price",
+        "Price",
         "Basis",
     )
     NUMERIC = frozenset({MEMORY, DECODE, BAND, PREFILL, TTFT, REQUEST, PRICE})
@@ -183,16 +186,22 @@ class ProjectionTableModel(_Table):
         super().__init__(parent)
         self._classes: dict[str, str] = {}
         self.this_machine_id: str | None = None
+        self._prices: dict[int, Price | None] = {}
 
     def set_projections(
         self,
         projections: Sequence[Projection],
         classes: dict[str, str],
         this_machine_id: str | None,
+        prices: Sequence[Price | None] = (),
     ) -> None:
         self._classes = classes
         self.this_machine_id = this_machine_id
+        self._prices = {id(p): price for p, price in zip(projections, prices, strict=False)}
         self.set_rows(projections)
+
+    def price_of(self, p: Projection) -> Price | None:  # as advisor.usecases.prices priced it
+        return self._prices.get(id(p))
 
     def is_this_machine(self, row: int) -> bool:
         return row == 0 and self.this_machine_id is not None
@@ -226,7 +235,7 @@ class ProjectionTableModel(_Table):
         if col == self.REQUEST:
             return fmt_seconds(p.request_s)
         if col == self.PRICE:
-            return f"${p.price_usd:,.0f}" if p.price_usd else "—"
+            return price_cell(self.price_of(p))
         return p.basis
 
     def sort_key(self, p: Projection, col: int, row: int) -> Any:
@@ -242,7 +251,7 @@ class ProjectionTableModel(_Table):
             self.PREFILL: p.prefill_tps,
             self.TTFT: p.ttft_s,
             self.REQUEST: p.request_s,
-            self.PRICE: p.price_usd,
+            self.PRICE: price.usd if (price := self.price_of(p)) else None,
         }.get(col)
         if value is None:  # unknowns sort last in either direction of the useful order
             return float("-inf") if col in (self.DECODE, self.BAND, self.PREFILL) else float("inf")
@@ -262,6 +271,8 @@ class ProjectionTableModel(_Table):
             lines.insert(
                 0, f"Likely range {fmt_band(p.prefill_tps_low, p.prefill_tps_high)} t/s{ceiling}"
             )
+        if col == self.PRICE and (price := self.price_of(p)) is not None:
+            lines.insert(0, price_text(price))
         if col == self.BASIS:
             lines.insert(
                 0,

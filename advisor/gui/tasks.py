@@ -1,21 +1,21 @@
 """Run blocking work off the GUI thread; deliver exactly one result or one error on it.
 
-A slot turns a UI event into one call on a service; the service uses `run_task` for anything
-that touches the disk or a subprocess, and `run_compute` for a long computation in Python, so
-the window never freezes.
+One `TaskRunner`, made in main() (build_window) and handed to the services, is the app's only
+way to do so: no module keeps a runner, a pool or a dispatcher of its own. A slot turns a UI
+event into one call on a service; the service uses `run_task` for anything that touches the
+disk or a subprocess, `run_compute` for a computation in Python, and `run_offloaded` for the
+projections behind the answers, which run in a child process (advisor.gui.offload).
 
-Computations take turns on one thread. Under the GIL two Python computations never run at
-once, so a second compute thread finishes nothing sooner; it only takes the GIL from the GUI
-thread a second way: each of Qt's many calls into Python during a repaint waits its turn behind
-every busy worker. After a benchmark, four projections running on two workers held the GUI
-thread to a third of the GIL and froze the window for 190-370 ms; on one thread, 95-177 ms
-(2 cores; tests/gui/test_app.py prints it).
+Computations in Python take the GIL from the GUI thread, and each of Qt's many calls into
+Python during a repaint waits its turn behind them: with the projections on two threads the
+window froze for 190-370 ms after a run, on one thread for 95-177 ms (2 cores); in the child
+process, 30-40 ms (benchmarks/answer_pause.py, tests/gui/test_app.py). What stays in a thread
+(fits, a model's header, the history) takes turns on one compute thread or is short.
 
 One long-lived dispatcher object, living on the GUI thread, carries every answer back: no Qt
-object is created in a worker or destroyed across threads (per-task signal objects did, and a
-worker could then wait on Qt's lock while the GUI thread held Python's: a freeze). Once the
-window has closed (`drop_pending`), answers that arrive late are dropped, not delivered to
-widgets that no longer exist.
+object is created in a worker or destroyed across threads, and only an int (the task's id)
+crosses threads through Qt. Once the window has closed (`drop_pending`), answers that arrive
+late are dropped, not delivered to widgets that no longer exist.
 """
 
 from __future__ import annotations
@@ -25,14 +25,18 @@ import logging
 import threading
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.gui.qt import QtCore
+
+if TYPE_CHECKING:
+    from advisor.gui.offload import Offload
 
 log = logging.getLogger(__name__)
 
 OnResult = Callable[[Any], None]
 OnError = Callable[[BaseException, str], None]
+IO_THREADS = 4  # disk reads, detection, a model's header: short waits, several at once
 
 
 class _Dispatcher(QtCore.QObject):
@@ -74,6 +78,11 @@ class _Dispatcher(QtCore.QObject):
                 return  # dropped: the window closed
             self._done[task_id] = (ok, value, details)
         self.ready.emit(task_id)
+
+    def forget(self, task_id: int) -> None:
+        """A request overtaken before it started: it will never be answered."""
+        with self._lock:
+            self._pending.pop(task_id, None)
 
     def drop_pending(self) -> int:
         with self._lock:
@@ -136,66 +145,91 @@ class _Task(QtCore.QRunnable):
             log.debug("task finished after the app closed", exc_info=True)
 
 
-_dispatcher: _Dispatcher | None = None
+class TaskRunner(QtCore.QObject):
+    """The app's one way to run work off the GUI thread, built once in main() and handed to the
+    services: `run_task` for the disk and subprocesses (a small pool), `run_compute` for a
+    computation in Python (one thread: computations take turns), `run_offloaded` for the
+    projections behind the answers (a child process: it never takes the GIL from the GUI
+    thread). Every answer comes back on the GUI thread as exactly one result or one error."""
 
-
-def dispatcher() -> _Dispatcher:
-    """The one dispatcher, made on the GUI thread at the first call (from a slot or set-up)."""
-    global _dispatcher
-    if _dispatcher is None:
+    def __init__(
+        self, parent: QtCore.QObject | None = None, offload: Offload | None = None
+    ) -> None:
+        super().__init__(parent)
         app = QtCore.QCoreApplication.instance()
         if app is not None and QtCore.QThread.currentThread() is not app.thread():
-            raise RuntimeError("run_task must first be called from the GUI thread")
-        _dispatcher = _Dispatcher()
-    return _dispatcher
+            raise RuntimeError("the task runner must be made on the GUI thread")
+        self.dispatcher = _Dispatcher()
+        self.dispatcher.setParent(self)
+        self.io_pool = QtCore.QThreadPool(self)
+        self.io_pool.setMaxThreadCount(IO_THREADS)
+        self.compute_pool = QtCore.QThreadPool(self)
+        self.compute_pool.setMaxThreadCount(1)
+        self.offload = offload
+        # the app's own catalogue and speed model (called on the compute thread), for requests
+        # answered there
+        self.local: Callable[[], dict[str, Any]] = dict
 
+    def pools(self) -> tuple[QtCore.QThreadPool, ...]:
+        """Every pool a task may run in: the window waits for all of them before it goes."""
+        return (self.io_pool, self.compute_pool)
 
-_compute_pool: QtCore.QThreadPool | None = None
+    def drop_pending(self) -> int:
+        """Forget every answer still on its way (the window is closing); how many were dropped."""
+        return self.dispatcher.drop_pending()
 
+    def shutdown(self, wait_ms: int = 3000) -> None:
+        """Drop what has not started, give the rest `wait_ms`, and stop the child process."""
+        for pool in self.pools():
+            pool.clear()
+        for pool in self.pools():
+            pool.waitForDone(wait_ms)
+        if self.offload is not None:
+            self.offload.close()
 
-def compute_pool() -> QtCore.QThreadPool:
-    """The one thread that computations in Python take turns on."""
-    global _compute_pool
-    if _compute_pool is None:
-        _compute_pool = QtCore.QThreadPool()
-        _compute_pool.setMaxThreadCount(1)
-    return _compute_pool
+    def run_task(
+        self,
+        fn: Callable[[], Any],
+        on_result: OnResult,
+        on_error: OnError,
+        pool: QtCore.QThreadPool | None = None,
+        kind: str | None = None,
+    ) -> None:
+        """Run `fn()` in the thread pool; call `on_result(value)` or `on_error(exc, details)`
+        on the GUI thread. With a `kind`, a request still waiting to start when a newer one of
+        the same kind is made is dropped unanswered (the caller shows only the newest)."""
+        task_id = self.dispatcher.register(on_result, on_error, kind)
+        (pool or self.io_pool).start(_Task(fn, self.dispatcher, task_id, kind))
 
+    def run_compute(
+        self, fn: Callable[[], Any], on_result: OnResult, on_error: OnError, kind: str | None = None
+    ) -> None:
+        """`run_task` for a computation in Python (fits, curves): on the one compute thread,
+        after the computations asked for before it. Give a `kind` where only the newest answer
+        is shown: a workload picked five times in a row then computes twice, not five times."""
+        self.run_task(fn, on_result, on_error, pool=self.compute_pool, kind=kind)
 
-def pools() -> tuple[QtCore.QThreadPool, ...]:
-    """Every pool a task may run in: the window waits for all of them before it goes."""
-    shared = QtCore.QThreadPool.globalInstance()
-    return (shared,) if _compute_pool is None else (shared, _compute_pool)
+    def run_offloaded(
+        self,
+        name: str,
+        kwargs: dict[str, Any],
+        on_result: OnResult,
+        on_error: OnError,
+        kind: str | None = None,
+    ) -> None:
+        """Answer `advisor.usecases.offload.<name>(**kwargs)` in the child process (plain data
+        both ways); where there is none, on the compute thread. A newer request of the same
+        `kind` overtakes one that has not started."""
+        if self.offload is None or self.offload.broken:
+            from advisor.usecases import offload
 
-
-def drop_pending() -> int:
-    """Forget every answer still on its way (the window is closing); how many were dropped."""
-    return _dispatcher.drop_pending() if _dispatcher is not None else 0
-
-
-def run_task(
-    fn: Callable[[], Any],
-    on_result: OnResult,
-    on_error: OnError,
-    pool: QtCore.QThreadPool | None = None,
-    kind: str | None = None,
-) -> None:
-    """Run `fn()` in the thread pool; call `on_result(value)` or `on_error(exc, details)` on
-    the GUI thread. With a `kind`, a request still waiting to start when a newer one of the
-    same kind is made is dropped unanswered (the caller shows only the newest answer)."""
-    d = dispatcher()
-    task_id = d.register(on_result, on_error, kind)
-    (pool or QtCore.QThreadPool.globalInstance()).start(_Task(fn, d, task_id, kind))
-
-
-def run_compute(
-    fn: Callable[[], Any], on_result: OnResult, on_error: OnError, kind: str | None = None
-) -> None:
-    """`run_task` for a computation in Python (projections, fits, curves): on the one compute
-    thread, after the computations asked for before it. Give a `kind` where only the newest
-    answer is shown (a page's table for the workload just chosen): a workload picked five
-    times in a row then computes twice, not five times."""
-    run_task(fn, on_result, on_error, pool=compute_pool(), kind=kind)
+            local = self.local
+            self.run_compute(
+                lambda: offload.answer(name, kwargs, **local()), on_result, on_error, kind
+            )
+            return
+        task_id = self.dispatcher.register(on_result, on_error, kind)
+        self.offload.submit(name, kwargs, task_id, kind, self.dispatcher)
 
 
 class ProgressRelay(QtCore.QObject):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
+from advisor.gui.qt import QtCore, QtGui, QtWidgets, configure_plotting
 
 THEMES = ("system", "light", "dark")
 
@@ -69,7 +69,7 @@ def apply_theme(app: QtWidgets.QApplication, choice: str | None = "system") -> s
         app.setPalette(_dark_palette() if theme == "dark" else _light_palette())
     background = app.palette().color(QtGui.QPalette.ColorRole.Base)
     foreground = app.palette().color(QtGui.QPalette.ColorRole.Text)
-    pg.setConfigOptions(background=background, foreground=foreground, antialias=True)
+    configure_plotting(background=background, foreground=foreground, antialias=True)
     return theme
 
 

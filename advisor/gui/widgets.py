@@ -7,6 +7,11 @@ import html
 from advisor.gui.qt import QtCore, QtGui, QtWidgets
 
 
+def escape(text: str) -> str:
+    """Text for rich text: <, > and & escaped, quotes left as they are (element content)."""
+    return html.escape(text, quote=False)
+
+
 def muted_colour() -> str:
     app = QtWidgets.QApplication.instance()
     if app is None:
@@ -68,3 +73,43 @@ def dropped_file(event: QtGui.QDropEvent) -> str | None:
         return None
     event.acceptProposedAction()
     return urls[0].toLocalFile()
+
+
+class WarningBox(QtWidgets.QFrame):
+    """A warning sentence in the warning colour with one button beside it (hidden until a
+    sentence is set): a disturbed run and 'Measure again' on Upgrade and Compare."""
+
+    def __init__(self, button: str, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("warningBox")
+        self.setStyleSheet(
+            "QFrame#warningBox { border: 1px solid #b26a00; border-radius: 6px; }"
+            "QFrame#warningBox QLabel { color: #b26a00; }"
+        )
+        row = QtWidgets.QHBoxLayout(self)
+        row.setContentsMargins(10, 6, 10, 6)
+        self.label = value_label()
+        self.button = QtWidgets.QPushButton(button)
+        row.addWidget(self.label, 1)
+        row.addWidget(self.button, 0, QtCore.Qt.AlignmentFlag.AlignVCenter)
+        self.hide()
+
+    def say(self, sentence: str) -> None:
+        """Show the sentence (escaped), or hide the box for ''."""
+        self.label.setText(escape(sentence))
+        self.setVisible(bool(sentence))
+
+
+def fact_sheet_html(sheet) -> str:
+    """A use case's FactSheet (advisor.usecases.machine_facts) laid out: the title in bold,
+    one 'label: value' line per fact with its aside muted under it, the footnote muted."""
+    lines = [f"<b style='font-size:15px'>{escape(sheet.title)}</b>"] if sheet.title else []
+    for fact in sheet.facts:
+        label = f"<b>{escape(fact.label)}</b>: " if fact.label else ""
+        if fact.label or fact.value:
+            lines.append(label + escape(fact.value))
+        if fact.aside:
+            lines.append(muted(fact.aside))
+    if sheet.footnote:
+        lines.append(muted(sheet.footnote))
+    return "<br>".join(lines)

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from advisor.core.infra import notices
 from advisor.core.infra.errors import AdvisorError
 from advisor.core.predict.model.speed_model import SpeedModel
-from advisor.gui.tasks import run_compute, run_task
 from advisor.usecases.sizing import (
     Load,
     Server,
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
     from advisor.core.infra.paths import AppPaths
     from advisor.gui.errors import ErrorReporter
     from advisor.gui.state import AppState
+    from advisor.gui.tasks import TaskRunner
 
 
 class WorkloadServices:
@@ -35,6 +35,7 @@ class WorkloadServices:
     errors: ErrorReporter
     catalogue: Catalogue
     speed_model: Callable[[], SpeedModel]
+    tasks: TaskRunner
 
     def load_workloads(self) -> None:
         """Read the saved workloads off the GUI thread; the state announces them."""
@@ -44,7 +45,7 @@ class WorkloadServices:
             for sentence in notices.take():  # a damaged file or record set aside: said once
                 self.errors.report(sentence)
 
-        run_task(
+        self.tasks.run_task(
             lambda: saved_workloads(self.paths),
             done,
             lambda e, d: self.errors.report(f"The saved workloads could not be read ({e}).", d),
@@ -81,11 +82,11 @@ class WorkloadServices:
                                    f"The file could not be imported ({exc}).", details)  # fmt: skip
             on_done(None)
 
-        run_task(work, done, failed)
+        self.tasks.run_task(work, done, failed)
         return cancel
 
     def delete_workload(self, name: str) -> None:
-        run_task(
+        self.tasks.run_task(
             lambda: workload_store(self.paths).delete(name),
             lambda _: self.load_workloads(),
             lambda e, d: self.errors.report(f"The workload could not be deleted ({e}).", d),
@@ -107,6 +108,8 @@ class WorkloadServices:
         host = profile.host if profile is not None else None
         facts = choice.facts
 
+        prices = dict(self.settings.current.prices_usd)
+
         def work() -> tuple[Sizing | None, list[Server]]:
             from advisor.usecases.machine import host_for
 
@@ -117,9 +120,10 @@ class WorkloadServices:
                                     host=h, choose="enter '{}' as the card.",
                                     speed_model=self.speed_model())  # fmt: skip
             servers = devices_that_serve(facts, load, target, catalogue=self.catalogue, host=h,
-                                         speed_model=self.speed_model())  # fmt: skip
+                                         speed_model=self.speed_model(),
+                                         user_prices=prices)  # fmt: skip
             return sizing, servers
 
-        run_compute(
+        self.tasks.run_compute(
             work, lambda r: on_done(*r), lambda e, d: self.errors.report(str(e), d), kind="sizing"
         )

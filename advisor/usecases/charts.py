@@ -55,3 +55,13 @@ def run_curves(
         run.model, device, backend, host, reference, max_streams=top_streams, model=speed_model
     )
     return RunCurves(device, backend, *depth, *batch)
+
+
+def charts_caption(run: RunResult) -> str:
+    """What the Charts page shows, for this run, in one sentence."""
+    m = run.model
+    label = m.name if not m.file_type or m.file_type in m.name else f"{m.name} ({m.file_type})"
+    return (
+        f"{label} on {run.device_name}: red is what the hardware allows, blue what llama.cpp "
+        "measured, orange what the model predicts."
+    )

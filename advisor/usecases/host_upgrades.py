@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from advisor.core.catalogue.device import Device
+from advisor.core.catalogue.prices import Price
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.paths import bundled
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import ModelFacts
-from advisor.core.predict.advising.value import Price
 from advisor.core.predict.conditions.workloads import Workload
 from advisor.core.predict.model.speed_model import SpeedModel
 from advisor.core.predict.physics.placement import rated_ram_bandwidth
@@ -63,12 +63,13 @@ class HostUpgrade:
     def price(self, card_price: Price | None, ram: RamPrice) -> Price | None:
         """The option's price: the RAM kit, plus the card where one is bought."""
         if self.card is None:
-            return Price(self.ram_usd, f"RAM kit {ram.kind}", ram.date)
+            return Price(self.ram_usd, ram.kind, ram.date, ram.source, extra="a RAM kit")
         if card_price is None:
             return None
         if not self.ram_usd:
             return card_price
-        return Price(card_price.usd + self.ram_usd, f"{card_price.label} + RAM kit", ram.date)
+        kit = f"with a RAM kit ({ram.kind}, {ram.date})"
+        return replace(card_price, usd=card_price.usd + self.ram_usd, extra=kit)
 
 
 def _runs(p: Projection | None) -> bool:

@@ -1,7 +1,9 @@
 """The report card: a run and its upgrade answer on one page, to paste in a forum thread.
 
-One self-contained HTML file (inline style, the chart as an embedded PNG, no scripts and no
-link to anything outside it) and the same content for a PNG (the app renders the HTML).
+Its content (`ReportCard`) is made from the upgrade answer object, the one the Upgrade page and
+`advisor upgrade` render, never from a widget's text. One self-contained HTML file (inline
+style, the chart as an embedded PNG, no scripts and no link to anything outside it) and the
+same content for a PNG (the app renders the HTML).
 """
 
 from __future__ import annotations
@@ -9,69 +11,88 @@ from __future__ import annotations
 import base64
 import html
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from advisor import __version__
 from advisor.core.runs.results import RunResult
-from advisor.usecases.upgrade import Candidate
+from advisor.usecases.prices import price_text
+from advisor.usecases.upgrade_answer import UpgradeAnswer
 
-TOP = 6
+TOP = 6  # cards the card lists: the pick and the next ones, as ranked
+BASIS_NOTE = (
+    "Basis: measured = this run; published = llama.cpp results published for that device; "
+    "modelled = from its class; spec-only = the datasheet alone."
+)
 
 
 @dataclass(frozen=True)
-class CardFacts:
-    machine: str
-    model: str
-    workload: str
-    run: RunResult | None
-    candidates: Sequence[Candidate]
-    verdict_lines: Sequence[str]
-    mine_request_s: float | None = None
+class CardRow:
+    device: str
+    fits: str
+    per_answer: str
+    decode_tps: str
+    speedup: str
+    price: str  # with its kind and date: '$5,258 (new, 2026-09)'
+    basis: str
 
 
-def _e(text: object) -> str:
-    return html.escape(str(text))
+@dataclass(frozen=True)
+class ReportCard:
+    """What the card says, in the order it says it."""
+
+    title: str
+    subtitle: str
+    warnings: tuple[str, ...]  # a disturbed run, a quiet run used instead
+    measured: tuple[tuple[str, str, str, str], ...]  # test, tokens/s, ceiling, share of it
+    measured_note: str  # '' where there are measured rows
+    verdict: tuple[str, ...]
+    cards: tuple[CardRow, ...]
+    basis_note: str = BASIS_NOTE
 
 
 def _tps(value: float | None, digits: int = 1) -> str:
     return f"{value:,.{digits}f}" if value else "—"
 
 
-def _measured_rows(run: RunResult | None) -> str:
+def _measured(run: RunResult | None) -> tuple[tuple[str, str, str, str], ...]:
     if run is None:
-        return "<p class='muted'>No benchmark yet: the figures below are predictions.</p>"
+        return ()
     rows = []
     for t in run.tests:
         ceiling = t.decode_ceiling_tps if t.kind == "decode" else t.prefill_ceiling_tps
         share = f"{t.efficiency:.0%}" if t.efficiency else "—"
-        rows.append(
-            f"<tr><td>{_e(t.name)}</td><td class='n'>{_tps(t.tokens_per_s)}</td>"
-            f"<td class='n'>{_tps(ceiling)}</td><td class='n'>{share}</td></tr>"
-        )
-    return (
-        "<table><tr><th>test</th><th>tokens/s</th><th>ceiling</th><th>of ceiling</th></tr>"
-        + "".join(rows)
-        + "</table>"
-    )
+        rows.append((t.name, _tps(t.tokens_per_s), _tps(ceiling), share))
+    return tuple(rows)
 
 
-def _candidate_rows(candidates: Sequence[Candidate]) -> str:
-    rows = []
-    for c in candidates[:TOP]:
+def report_card(answer: UpgradeAnswer, top: int = TOP, when: str | None = None) -> ReportCard:
+    """The card's content, from the answer (the run it rests on, its warnings, the verdict
+    and the first `top` ranked cards with their prices)."""
+    run = answer.trust.used
+    cards = []
+    for c in (answer.ranking.candidates if answer.ranking else ())[:top]:
         p = c.projection
-        price = f"${c.price.usd:,.0f}" if c.price else "—"
-        speedup = f"{c.speedup:.1f}x" if c.speedup else "—"
-        per_answer = f"{p.request_s:,.1f} s" if p.request_s else "—"
-        rows.append(
-            f"<tr><td>{_e(c.name)}</td><td>{_e(p.fits)}</td><td class='n'>{per_answer}</td>"
-            f"<td class='n'>{_tps(p.per_user_tps)}</td><td class='n'>{speedup}</td>"
-            f"<td class='n'>{price}</td><td>{_e(p.basis)}</td></tr>"
-        )
-    return (
-        "<table><tr><th>device</th><th>fits</th><th>per answer</th><th>decode t/s</th>"
-        "<th>speed-up</th><th>price</th><th>basis</th></tr>" + "".join(rows) + "</table>"
+        cards.append(
+            CardRow(
+                c.name, p.fits, f"{p.request_s:,.1f} s" if p.request_s else "—",
+                _tps(p.per_user_tps), f"{c.speedup:.1f}x" if c.speedup else "—",
+                price_text(c.price, "—"), p.basis,
+            )
+        )  # fmt: skip
+    day = when or time.strftime("%Y-%m-%d")
+    return ReportCard(
+        title=f"{answer.model} on {answer.machine}",
+        subtitle=f"Workload: {answer.workload}. LLM Hardware Advisor {__version__}, {day}.",
+        warnings=tuple(x for x in (answer.warning, answer.note) if x),
+        measured=_measured(run),
+        measured_note="" if run else "No benchmark yet: the figures below are predictions.",
+        verdict=answer.verdict_lines(),
+        cards=tuple(cards),
     )
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text))
 
 
 STYLE = (
@@ -80,10 +101,25 @@ STYLE = (
     "margin:18px 0 6px}table{border-collapse:collapse;width:100%}td,th{padding:4px 8px;"
     "border-bottom:1px solid #ddd;text-align:left}td.n{text-align:right}"
     ".muted{color:#666}.verdict{background:#eef4ff;padding:10px 12px;border-radius:6px}"
+    ".warning{background:#fff4e5;color:#8a4b00;padding:10px 12px;border-radius:6px}"
 )
 
 
-def report_card_html(facts: CardFacts, chart_png: bytes | None = None) -> str:
+def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]], numeric: set[int]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td class='n'>{_e(x)}</td>" if i in numeric else f"<td>{_e(x)}</td>"
+            for i, x in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def report_card_html(card: ReportCard, chart_png: bytes | None = None) -> str:
     """The card as one HTML document with nothing outside it."""
     chart = (
         f"<img alt='price against speed' src='data:image/png;base64,"
@@ -91,19 +127,27 @@ def report_card_html(facts: CardFacts, chart_png: bytes | None = None) -> str:
         if chart_png
         else ""
     )
-    verdict = "".join(f"<p>{_e(line)}</p>" for line in facts.verdict_lines)
-    when = time.strftime("%Y-%m-%d")
+    warnings = "".join(f"<p class='warning'>{_e(w)}</p>" for w in card.warnings)
+    measured = (
+        _table(("test", "tokens/s", "ceiling", "of ceiling"), list(card.measured), {1, 2, 3})
+        if card.measured
+        else f"<p class='muted'>{_e(card.measured_note)}</p>"
+    )
+    cards = _table(
+        ("device", "fits", "per answer", "decode t/s", "speed-up", "price", "basis"),
+        [
+            (c.device, c.fits, c.per_answer, c.decode_tps, c.speedup, c.price, c.basis)
+            for c in card.cards
+        ],
+        {2, 3, 4, 5},
+    )
+    verdict = "".join(f"<p>{_e(line)}</p>" for line in card.verdict)
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
-        f"<title>{_e(facts.model)} on {_e(facts.machine)}</title><style>{STYLE}</style>"
-        "</head><body>"
-        f"<h1>{_e(facts.model)} on {_e(facts.machine)}</h1>"
-        f"<p class='muted'>Workload: {_e(facts.workload)}. LLM Hardware Advisor {__version__}, "
-        f"{when}.</p>"
-        f"<h2>Measured here</h2>{_measured_rows(facts.run)}"
+        f"<title>{_e(card.title)}</title><style>{STYLE}</style></head><body>"
+        f"<h1>{_e(card.title)}</h1><p class='muted'>{_e(card.subtitle)}</p>{warnings}"
+        f"<h2>Measured here</h2>{measured}"
         f"<h2>Would an upgrade pay off?</h2><div class='verdict'>{verdict}</div>"
-        f"<h2>Best candidates</h2>{_candidate_rows(facts.candidates)}{chart}"
-        "<p class='muted'>Basis: measured = this run; published = llama.cpp results published "
-        "for that device; modelled = from its class; spec-only = the datasheet alone.</p>"
-        "</body></html>"
+        f"<h2>Best candidates</h2>{cards}{chart}"
+        f"<p class='muted'>{_e(card.basis_note)}</p></body></html>"
     )

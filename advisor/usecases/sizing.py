@@ -22,11 +22,13 @@ the answer also says whether the low end of the decode band still meets the targ
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from advisor.core.catalogue.catalogue import Catalogue
 from advisor.core.catalogue.device import Device
+from advisor.core.catalogue.prices import Price, price_of
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import fmt_seconds
 from advisor.core.infra.validate import number
@@ -331,8 +333,12 @@ class Server:
     decode_per_user_tps: float
     ttft_p95_s: float
     basis: str
-    price_usd: float | None
+    price: Price | None  # prices.price_of: the same price as every other answer shows
     unit: str = "card"  # "machine" for a chip with the system's memory (see _unit)
+
+    @property
+    def price_usd(self) -> float | None:
+        return self.price.usd if self.price else None
 
     @property
     def how_many(self) -> str:
@@ -349,6 +355,7 @@ def devices_that_serve(
     speed_model: SpeedModel,
     reference: Reference | None = None,
     max_cards: int = 2,
+    user_prices: Mapping[str, float] | None = None,
 ) -> list[Server]:
     """Every catalogued device that meets the target with at most `max_cards` cards: fewest
     cards first, then the cheapest (launch price) first."""
@@ -360,7 +367,7 @@ def devices_that_serve(
                      max_cards=max_cards, speed_model=speed_model)  # fmt: skip
         if s.chosen is None or s.chosen.decode_per_user_tps is None:
             continue
-        price = device.launch_price_usd * s.chosen.cards if device.launch_price_usd else None
+        price = price_of(device, s.chosen.cards, user_prices)
         out.append(
             Server(
                 device.name,

@@ -12,19 +12,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from advisor.core.catalogue.catalogue import Catalogue
+from advisor.core.catalogue.dating import catalogue_date
 from advisor.core.catalogue.device import Device
+from advisor.core.catalogue.prices import Price, is_current, street_price
 from advisor.core.hardware.profile import Host, MachineProfile
 from advisor.core.infra.units import fmt_seconds
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.advising.feel import READING_TPS, Waits, would_notice
-from advisor.core.predict.advising.value import Energy, Price, energy_of, price_of, value_frontier
+from advisor.core.predict.advising.value import Energy, energy_of, value_frontier
 from advisor.core.predict.conditions.workloads import Workload
 from advisor.core.predict.model.speed_model import SpeedModel
 from advisor.core.predict.projecting.bases import basis_rank
 from advisor.core.predict.projecting.hybrid import placement_sentence
-from advisor.core.predict.projecting.projection import Projection, Target
+from advisor.core.predict.projecting.projection import Projection, Target, project
 from advisor.core.predict.projecting.projection_types import FIT_RANK
 from advisor.core.predict.projecting.reference import Reference
+from advisor.core.runs.results import RunResult
 from advisor.usecases.compare import projection_table, verdict_source
 from advisor.usecases.host_upgrades import (
     RUNS,
@@ -33,9 +36,11 @@ from advisor.usecases.host_upgrades import (
     host_upgrades,
     load_ram_price,
 )
+from advisor.usecases.prices import price_text, target_price
 
 # what a hobbyist buys by default: current and last-generation consumer cards, Apple machines,
-# unified-memory boxes; datacenter and workstation cards are behind a toggle
+# unified-memory boxes, each with a current street price; workstation and datacenter cards,
+# regional variants and cards without a current price are behind a toggle
 HOBBY_CLASSES = frozenset({"nvidia_consumer", "amd_consumer", "intel_arc", "apple_soc", "amd_apu"})
 PRO_CLASSES = frozenset(
     {"nvidia_workstation", "nvidia_datacenter", "amd_workstation", "amd_datacenter"}
@@ -44,23 +49,56 @@ FIRST_YEAR = 2020  # RTX 30 / RX 6000 / Apple M1 and later
 # bought used, or boxes that sell as one: candidates whatever their class
 ALSO = ("nvidia-tesla-p40", "nvidia-dgx-spark-gb10")
 TWO_CARDS = ("nvidia-geforce-rtx-3090", "nvidia-tesla-p40", "amd-radeon-rx-7900-xtx")
+COUNTRIES = {"CN": "China"}  # the regions the catalogue's `sold_in` names, in words
 
 
-def candidate_targets(catalogue: Catalogue, include_pro: bool = False) -> list[Target]:
-    """The devices the answer ranks: the hobbyist set (and, when asked, pro cards and the
-    variants sold in one region only), plus two-card setups people build from used cards."""
+def _hobby(d: Device) -> bool:
+    return (d.device_class in HOBBY_CLASSES and (d.release_year or 0) >= FIRST_YEAR) or (
+        d.id in ALSO
+    )
+
+
+def aside_reason(d: Device, as_of: str) -> str:
+    """Why a device is not on the default list ('' where it is): a workstation or datacenter
+    card, a variant sold in one region only, or no current street price."""
+    if d.device_class in PRO_CLASSES and d.id not in ALSO:
+        return "a workstation or datacenter card"
+    if d.sold_in:
+        return "sold only in " + ", ".join(COUNTRIES.get(c, c) for c in d.sold_in)
+    street = street_price(d)
+    if street is None:
+        return "no street price in the catalogue"
+    if not is_current(street, as_of):
+        return f"no street price since {street.date}"
+    return ""
+
+
+def candidate_targets(
+    catalogue: Catalogue, include_pro: bool = False, as_of: str | None = None
+) -> list[Target]:
+    """The devices the answer ranks: the hobbyist set with a current street price (as of the
+    catalogue's date), and, when asked, workstation and datacenter cards, regional variants
+    and hobbyist cards without a current price; plus two-card setups people build from used
+    cards."""
+    as_of = catalogue_date().date if as_of is None else as_of
     out: list[Target] = []
     for d in catalogue:
-        hobby = d.device_class in HOBBY_CLASSES and (d.release_year or 0) >= FIRST_YEAR
-        regional = bool(d.sold_in)  # a China-only variant: behind the same toggle
-        more = d.device_class in PRO_CLASSES or (hobby and regional)
-        if (hobby and not regional) or d.id in ALSO or (include_pro and more):
-            out.append(Target(d))
+        hobby = _hobby(d)
+        if not (hobby or d.device_class in PRO_CLASSES):
+            continue
+        if include_pro or not aside_reason(d, as_of):
+            out.append(_priced_target(d))
     for device_id in TWO_CARDS:
         d = catalogue.by_id(device_id)
-        if d is not None:
-            out.append(Target(d, count=2))
+        if d is not None and (include_pro or not aside_reason(d, as_of)):
+            out.append(_priced_target(d, 2))
     return out
+
+
+def _priced_target(d: Device, count: int = 1) -> Target:
+    """The device in the memory size its street price buys (a base Mac, not the largest)."""
+    memory = d.price_memory_gb if d.price_memory_gb and street_price(d) else None
+    return Target(d, count=count, memory_gb=memory)
 
 
 @dataclass(frozen=True)
@@ -76,6 +114,7 @@ class Projected:
     # upgrades of the computer (more or faster RAM, a second card, a card with RAM) that pay off
     host_options: tuple[HostUpgrade, ...] = ()
     ram_price: RamPrice | None = None
+    as_of: str = ""  # the catalogue's date: a street price older than six months is not current
 
 
 def project_candidates(
@@ -90,7 +129,8 @@ def project_candidates(
     include_pro: bool = False,
     measured_watts: float | None = None,
 ) -> Projected:
-    targets = candidate_targets(catalogue, include_pro)
+    as_of = catalogue_date().date
+    targets = candidate_targets(catalogue, include_pro, as_of)
     table = projection_table(
         facts, workload, catalogue=catalogue, host=host, reference=reference, targets=targets,
         this_machine=this_machine, speed_model=speed_model,
@@ -99,6 +139,15 @@ def project_candidates(
     mine = rows[0] if table.this_machine_id is not None else None
     others = rows[1:] if mine is not None else rows
     mine_device = verdict_source(reference, this_machine).device if this_machine else None
+    if this_machine is None and reference is not None:
+        # no machine detected (the command line with a saved run): the run's own device is
+        # what every card is compared with
+        source = verdict_source(reference, None)
+        mine = replace(
+            project(facts, source, workload, host=host, reference=reference, model=speed_model),
+            device=reference.device.name,
+        )
+        mine_device = source.device
     pairs = []
     by_key = {(t.device.id, t.count): t for t in targets}
     for p in others:
@@ -111,8 +160,9 @@ def project_candidates(
         facts, workload, host=host, own=own, mine=mine, candidates=pairs, model=speed_model,
         reference=reference, ram=ram,
     )  # fmt: skip
-    return Projected(facts, workload, mine, mine_device, measured_watts, tuple(pairs), options,
-                     ram)  # fmt: skip
+    return Projected(
+        facts, workload, mine, mine_device, measured_watts, tuple(pairs), options, ram, as_of
+    )
 
 
 @dataclass(frozen=True)
@@ -130,6 +180,7 @@ class Candidate:
     # its label
     kind: str = "card"
     label: str = ""
+    aside: str = ""  # why it is not on the default list (aside_reason); '' where it is
 
     @property
     def name(self) -> str:
@@ -166,9 +217,9 @@ def rank_candidates(
     rows: list[Candidate] = []
     options = [(u.target, u.projection, u) for u in projected.host_options]
     for target, p, option in [*((t, p, None) for t, p in projected.candidates), *options]:
-        price = price_of(target.device, target.count, prices)
+        price = target_price(target, prices)
         if option is not None:
-            card = price_of(option.card, 1, prices) if option.card is not None else None
+            card = target_price(Target(option.card), prices) if option.card is not None else None
             price = option.price(card, projected.ram_price or load_ram_price())
         energy = energy_of(p, target.device, w, price_per_kwh)
         speedup = saved = per_tps = None
@@ -180,8 +231,11 @@ def rank_candidates(
             per_tps = price.usd / extra if extra > 0 else None
         within = budget_usd is None or (price is not None and price.usd <= budget_usd)
         kind, label = (option.kind, option.label) if option is not None else ("card", "")
-        rows.append(Candidate(target, p, price, energy, speedup, saved, per_tps, within, False,
-                              kind, label))  # fmt: skip
+        aside = aside_reason(target.device, projected.as_of) if option is None else ""
+        rows.append(
+            Candidate(target, p, price, energy, speedup, saved, per_tps, within, False, kind,
+                      label, aside)
+        )  # fmt: skip
     priced = [
         i
         for i, c in enumerate(rows)
@@ -277,8 +331,8 @@ def for_less_sentence(cheaper: Candidate, best: Candidate, w: Workload) -> str:
     else:
         how = f"answers in {fmt_seconds(a.request_s)} instead of {fmt_seconds(b.request_s)}"
     return (
-        f"Same feel for less: for {w.label}, the {cheaper.name} ({cheaper.price.label} "
-        f"${cheaper.price.usd:,.0f}; ${best.price.usd - cheaper.price.usd:,.0f} less) {how}: "
+        f"Same feel for less: for {w.label}, the {cheaper.name} ({price_text(cheaper.price)}; "
+        f"${best.price.usd - cheaper.price.usd:,.0f} less) {how}: "
         "a difference you would not notice"
         + (f" (its figures: {a.basis})." if a.basis != b.basis else ".")
     )
@@ -295,3 +349,13 @@ def placement_lines(c: Candidate) -> tuple[str, str] | None:
 
 def weakest_basis(candidates: Sequence[Candidate]) -> str:
     return min((c.projection.basis for c in candidates), key=basis_rank, default="spec-only")
+
+
+def measured_decode_watts(run: RunResult | None) -> float | None:
+    """The run's power while decoding, where it measured it (not a TDP estimate)."""
+    if run is None:
+        return None
+    for t in run.tests:
+        if t.kind == "decode" and t.batch == 1 and t.energy_method == "measured":
+            return t.average_w
+    return None

@@ -205,3 +205,36 @@ def default_name(path: str | os.PathLike[str]) -> str:
     if _is_builtin(stem):
         stem = f"{stem[: MAX_NAME_CHARS - len('-imported')]}-imported"
     return stem
+
+
+def stats_rows(s: TrafficStats) -> list[tuple[str, str]]:
+    """An import's statistics as (label, value) rows a person reads."""
+
+    def fig(v: float | None, unit: str = "") -> str:
+        return "unknown" if v is None else f"{v:,.0f}{unit}"
+
+    def spread(median: float | None, p90: float | None) -> str:
+        return f"median {fig(median)}, 90th percentile {fig(p90)}"
+
+    return [
+        (
+            "Requests",
+            f"{s.requests:,}"
+            + (f" in {s.conversations:,} conversations" if s.conversations else ""),
+        ),
+        ("New prompt tokens", spread(s.prompt_tokens_median, s.prompt_tokens_p90)),
+        ("Answer tokens", spread(s.answer_tokens_median, s.answer_tokens_p90)),
+        ("History re-sent per turn", spread(s.history_tokens_median, s.history_tokens_p90)),
+        ("Requests per day", fig(s.requests_per_day)),
+        (
+            "People at once",
+            f"peak {fig(s.peak_concurrency)}, typical {fig(s.typical_concurrency)}",
+        ),
+        ("Idle", "unknown" if s.idle_share is None else f"{s.idle_share:.0%} of the time"),
+        ("Tokens counted", tokens_basis(s)),
+    ]
+
+
+def import_message(requests: int, name: str) -> str:
+    """The status line after an import was saved."""
+    return f"Imported {requests:,} requests as '{name}'."

@@ -11,6 +11,10 @@ Checks, over every file in device_db/devices/*.json:
   * bus width x data rate agrees with memory_bandwidth_gbs (within 3 %) unless `derived`
     explains the bandwidth; CPU records also agree with channels x 64-bit x data rate;
   * the FP16-accumulate tensor figure is not below the FP32-accumulate one;
+  * a street price has a kind, a month and a cited source; a used price (beside a new street
+    price) a month and a source; per-memory launch prices name offered sizes and the largest
+    is launch_price_usd; a street or used price more than six months older than the
+    catalogue's month (its newest price or "read here (date)") is a warning;
   * pcie_gen and pcie_lanes come together, with a source listing both, and only on discrete
     add-in cards: never on a laptop GPU, iGPU, SoC, CPU or an SXM/OAM module;
   * every device named in shared/reference/llamacpp_calibration.csv maps to a record with
@@ -206,12 +210,70 @@ def backend_path_errors(db_dir: Path, schema_fields: set[str]) -> list[str]:
     return errors
 
 
+STALE_MONTHS = 6  # a street price older than this before the catalogue's month is flagged
+_READ_ON = re.compile(r"read here \((\d{4}-\d{2})")
+
+
+def _months(later: str, earlier: str) -> int:
+    y1, m1 = (int(x) for x in later[:7].split("-"))
+    y0, m0 = (int(x) for x in earlier[:7].split("-"))
+    return (y1 - y0) * 12 + (m1 - m0)
+
+
+def catalogue_month(records: list[dict]) -> str:
+    """The newest month the data records: a street or used price, or a source read on a day
+    (the app's advisor.core.catalogue.dating reads the same fields)."""
+    months = [d.get(k) or "" for d in records for k in ("street_price_date", "used_price_date")]
+    months += [m for d in records for src in d.get("sources", [])
+               for m in _READ_ON.findall(src.get("note", ""))]  # fmt: skip
+    return max((m for m in months if m), default="")
+
+
+def price_problems(d: dict, as_of: str) -> tuple[list[str], list[str]]:
+    """(errors, warnings) about one record's prices: a street price needs its kind, month and a
+    cited source; a used price its month, a source and a new street price beside it; launch
+    prices per memory size name offered sizes; a price older than STALE_MONTHS is flagged."""
+    errors: list[str] = []
+    warnings: list[str] = []
+    cited = {f for src in d.get("sources", []) for f in src.get("fields", [])}
+    for usd, date, kind in (("street_price_usd", "street_price_date", "street_price_kind"),
+                            ("used_price_usd", "used_price_date", None)):  # fmt: skip
+        if not d.get(usd):
+            if d.get(date) or (kind and d.get(kind)):
+                errors.append(f"{date} without {usd}")
+            continue
+        if kind and not d.get(kind):
+            errors.append(f"{usd} without {kind} (new or used)")
+        if not d.get(date):
+            errors.append(f"{usd} without {date} (YYYY-MM)")
+        elif as_of and _months(as_of, d[date]) > STALE_MONTHS:
+            warnings.append(f"{usd} is from {d[date]}, more than {STALE_MONTHS} months before "
+                            f"the catalogue's {as_of}")  # fmt: skip
+        if usd not in cited:
+            errors.append(f"{usd} cited by no source (add its fields to a source)")
+    if d.get("used_price_usd") and d.get("street_price_kind") != "new":
+        errors.append(
+            "used_price_usd beside a street price that is not new: put it in street_price_*"
+        )
+    sizes = [float(m) for m in d.get("memory_sizes_gb", [])]
+    if d.get("price_memory_gb") and float(d["price_memory_gb"]) not in sizes:
+        errors.append(f"price_memory_gb {d['price_memory_gb']} is not one of {sizes}")
+    by_memory = d.get("launch_price_by_memory_gb") or {}
+    for size in by_memory:
+        if float(size) not in sizes:
+            errors.append(f"launch_price_by_memory_gb names {size} GB, not one of {sizes}")
+    if by_memory and sizes and by_memory.get(f"{max(sizes):g}") != d.get("launch_price_usd"):
+        errors.append("launch_price_usd is not the largest memory option's launch price")
+    return errors, warnings
+
+
 def check(db_dir: Path, calibration: Path | None) -> int:
     schema, files, errors = load(db_dir)
     warnings: list[str] = []
     field_names = set(schema["$defs"]["device"]["properties"])
 
     records = [(fname, d) for fname, doc in files.items() for d in doc.get("devices", [])]
+    as_of = catalogue_month([d for _, d in records])
     errors += backend_path_errors(db_dir, field_names)
     by_id: dict[str, dict] = {}
     names: dict[str, str] = {}
@@ -277,6 +339,9 @@ def check(db_dir: Path, calibration: Path | None) -> int:
         if not d.get("sources"):
             errors.append(f"{fname}: {rid}: no sources")
         errors += [f"{fname}: {rid}: {e}" for e in peak_errors(d)]
+        price_errors, price_warnings = price_problems(d, as_of)
+        errors += [f"{fname}: {rid}: {e}" for e in price_errors]
+        warnings += [f"{fname}: {rid}: {w}" for w in price_warnings]
         errors += [f"{fname}: {rid}: {e}" for e in pcie_errors(d)]
 
     if calibration and calibration.exists():

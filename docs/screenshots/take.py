@@ -1,6 +1,7 @@
 """Screenshots of every page of the real app window at 1280x800, light and dark.
 
     .venv/bin/python docs/screenshots/take.py          # docs/screenshots/<page>-<theme>.png
+    ONLY=upgrade,compare .venv/bin/python docs/screenshots/take.py   # those pages alone
 
 The window is the app's own (build_window, this machine's real detection, the real history of
 a scratch ADVISOR_HOME with one real benchmark in it: made with `advisor bench` first when
@@ -102,7 +103,10 @@ def shoot(theme: str) -> None:
 
     window.history.loaded.connect(resume)
     wait(app, 12)  # detection (cached after the first), the newest run reopened, projections
+    only = [x for x in os.environ.get("ONLY", "").split(",") if x]  # ONLY=upgrade,compare
     for name, page in SHOTS.items():
+        if only and name not in only:
+            continue
         window.show_page(page)
         if page == "Upgrade":
             wait_for(app, lambda: window.upgrade.model.rowCount() > 0

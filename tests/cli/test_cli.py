@@ -195,7 +195,7 @@ def test_the_prefill_figure_has_its_band_beside_it(tmp_path):
     out = run(*args, home=tmp_path)
     assert out.returncode == 0, out.stderr
     header, _, row = out.stdout.splitlines()[1:4]
-    assert header.split()[-5:] == ["t/s", "band", "first", "token", "basis"]
+    assert header.split()[-6:] == ["t/s", "band", "first", "token", "price", "basis"]
     band = f"{d['prefill_tps_low']:,.0f}-{d['prefill_tps_high']:,.0f}"
     assert f"{d['prefill_tps']:,.0f}" in row.split() and band in row.split()
     assert d["prefill_tps_low"] < d["prefill_tps"] < d["prefill_tps_high"]
@@ -304,4 +304,5 @@ def test_a_projection_from_your_run_answers_in_seconds_and_money(tmp_path):
     )
     assert lines[at + 1].startswith("Chat: ") and "a whole answer takes" in lines[at + 1]
     assert "instead of 18 s" in lines[at + 1]  # 500 tokens at the measured 29.2 t/s, and the prompt
-    assert lines[at + 2].startswith("GeForce RTX 4090: Launch price $1,599, $")
+    # the price every answer shows: the 4090's dated used street price, with its kind and date
+    assert lines[at + 2].startswith("GeForce RTX 4090: $2,470 (used, 2026-04), $")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from advisor.core.predict.advising.value import Price
+from advisor.core.catalogue.prices import Price
 from advisor.usecases.upgrade import (
     Candidate,
     Ranking,

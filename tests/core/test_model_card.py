@@ -109,6 +109,10 @@ def _price_edit(record: dict) -> None:
     record["launch_price_usd"] = 2599
     record["street_price_usd"] = 2450
     record["street_price_date"] = "2026-11"
+    record["street_price_kind"] = "new"
+    record["used_price_usd"] = 2100
+    record["used_price_date"] = "2026-11"
+    record["launch_price_by_memory_gb"] = {"24": 2599}
     record["notes"] = (record.get("notes") or "") + " Edited in a test."
     record["aliases"] = [*record["aliases"], "The Big One"]
 

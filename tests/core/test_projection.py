@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from advisor.core.catalogue.prices import price_of
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
@@ -391,6 +392,7 @@ def test_verdict_splits_prefill_and_decode(cat, nemo):
         Target(cat.resolve("RTX 4090")),
         host=HOST,
         model=MODEL,
+        price=price_of(cat.resolve("RTX 4090")),
     )
     chat = next(g for g in v.gains if g.workload == "chat")
     summarise = next(g for g in v.gains if g.workload == "summarise")
@@ -398,8 +400,10 @@ def test_verdict_splits_prefill_and_decode(cat, nemo):
     assert summarise.speedup > chat.speedup
     assert chat.prefill_speedup > chat.decode_speedup
     assert "RTX 4090" in v.sentence and f"{chat.speedup:.1f}x" in v.sentence
-    assert v.price_usd == 1599
-    assert v.price_per_speedup_usd == pytest.approx(1599 / (chat.speedup - 1))
+    # the RTX 4090 is no longer sold new: its dated used street price, not its $1,599 launch
+    assert (v.price.usd, v.price.kind) == (2470, "used") and v.price.date == "2026-04"
+    assert v.price_per_speedup_usd == pytest.approx(2470 / (chat.speedup - 1))
+    assert v.price_sentence.startswith("$2,470 (used, 2026-04), $")
 
 
 def test_all_presets_project_for_every_device(cat, nemo):

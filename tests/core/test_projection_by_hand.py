@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import pytest
 
+from advisor.core.catalogue.prices import price_of
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
@@ -315,9 +316,9 @@ def test_a_request_and_a_day_by_hand(cat, nemo):
 def test_two_cards_cost_twice_and_say_so(cat, nemo):
     gpu = cat.resolve("RTX 4090")
     p = project(nemo, Target(gpu, count=2), custom_workload(512, 128), host=HOST, model=_model())
-    assert p.price_usd == 2 * gpu.launch_price_usd and p.device == f"{gpu.name} x2"
+    assert price_of(gpu, 2).usd == 2 * gpu.street_price_usd and p.device == f"{gpu.name} x2"
     one = project(nemo, Target(gpu), custom_workload(512, 128), host=HOST, model=_model())
-    assert one.price_usd == gpu.launch_price_usd and one.device == gpu.name
+    assert price_of(gpu, 1).usd == gpu.street_price_usd and one.device == gpu.name
     assert not any("cards split the layers" in n for n in one.notes)
 
 

@@ -35,7 +35,14 @@ def small_presets(monkeypatch):
 @pytest.mark.llama
 @pytest.mark.slow
 def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
-    window, services = make_window()
+    from advisor.gui.offload import Offload
+    from advisor.gui.qt import preload_plotting
+
+    window, services = make_window(offload=Offload())  # the projections' process, as in the app
+    services.warm_up()  # as the app does a second after its start, long before a click on Run
+    qtbot.waitUntil(services.tasks.offload.ready_now, timeout=60_000)
+    services.tasks.compute_pool.waitForDone(60_000)
+    preload_plotting().join(60)  # the charts' library, as the app loads it after its start
     services.choose_shape(*MODEL)
     window.show_page("Benchmark")
     assert not window.bench.advanced_body.isVisible()
@@ -82,11 +89,10 @@ def test_quick_benchmark_end_to_end(make_window, qtbot, small_presets, capsys):
     after = [g for g, e in zip(gaps, ends, strict=True) if e > finished]
     # the run itself: 30-80 ms here while the benchmark spins both of this machine's 2 cores
     assert max(during) < 0.100
-    # showing the answer (page turn, 108 ranked rows, the chart, the explanation's rich text),
-    # while the compute thread projects: 95-156 ms on this 2-core VM (2026-12-03); with the
-    # projections on two workers it was 190-370 ms, and CI failed at 264 (advisor/gui/tasks.py
-    # says why); a pause a person would take for a freeze is longer than 250 ms
-    assert max(after, default=0.0) < 0.250
+    # showing the answer (page turn, the ranked rows, the chart, the explanation's rich text)
+    # while the child process projects: 30-40 ms here (benchmarks/answer_pause.py); with the
+    # projections on a thread of the app it was 95-177 ms (advisor/gui/offload.py says why)
+    assert max(after, default=0.0) < 0.060
     assert "measured on" in window.upgrade.caption.text()
     qtbot.waitUntil(lambda: "Chat:" in window.upgrade.answer.text(), timeout=20_000)
 
@@ -233,6 +239,7 @@ def test_opening_a_saved_run_fills_every_page(make_window, qtbot):
     )
     window, services = make_window()
     services.open_run(run)
+    window.show_page("Charts")  # a hidden page draws when it is shown
     charts = window.charts
     # the curves are computed off the GUI thread
     qtbot.waitUntil(lambda: charts.depth_predicted.getData()[0] is not None, timeout=10_000)

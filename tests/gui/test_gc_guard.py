@@ -33,7 +33,7 @@ def _allocate_in_a_worker() -> None:
 
 
 def test_a_cycle_dropped_while_a_worker_allocates_dies_on_the_gui_thread(qapp, qtbot):
-    gc_guard.install(qapp)
+    collector = gc_guard.GuiThreadCollector(qapp)
     try:
         gc.collect()
         _Cycle.died_on.clear()
@@ -45,7 +45,8 @@ def test_a_cycle_dropped_while_a_worker_allocates_dies_on_the_gui_thread(qapp, q
         assert not gc.isenabled()
     finally:
         KEPT.clear()
-        gc_guard.uninstall()
+        collector.stop()
+        collector.deleteLater()
         assert gc.isenabled()
 
 
@@ -61,7 +62,7 @@ def test_the_collector_runs_the_generation_gc_would_have(qapp):
         assert gc.get_count()[0] < collector.thresholds[0]
         del junk
     finally:
-        gc_guard.uninstall()  # unfreezes what the collector froze, and collection is automatic
+        collector.stop()  # unfreezes what the collector froze, and collection is automatic
     assert gc.get_freeze_count() == 0 and gc.isenabled()
 
 
@@ -88,5 +89,5 @@ def test_full_collections_are_rate_limited_and_start_up_is_frozen(qapp, monkeypa
         assert collector.check() == 1
     finally:
         monkeypatch.undo()
-        gc_guard.uninstall()
+        collector.stop()
     assert gc.get_freeze_count() == 0 and gc.isenabled()

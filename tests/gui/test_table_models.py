@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from advisor.core.catalogue.catalogue import load_catalogue
+from advisor.core.catalogue.prices import price_of
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
 from advisor.core.model.facts import facts_from_shape
@@ -100,13 +101,18 @@ def test_the_filter_keeps_the_rows_qts_own_filter_keeps(projections, needle):
 
 def test_cells_say_units_and_fit(projections):
     rows, classes = projections
+    cat = load_catalogue()
+    prices = [None] + [price_of(cat.by_id(p.device_id), p.count) for p in rows[1:]]
     model = ProjectionTableModel()
-    model.set_projections(rows, classes, rows[0].device_id)
+    model.set_projections(rows, classes, rows[0].device_id, prices)
     row = next(i for i, p in enumerate(rows) if p.device.endswith("RTX 4090"))
     index = model.index(row, ProjectionTableModel.MEMORY)
     assert index.data(DISPLAY) == "24 GB"
     assert model.index(row, ProjectionTableModel.FITS).data(DISPLAY) == "yes"
-    assert model.index(row, ProjectionTableModel.PRICE).data(DISPLAY) == "$1,599"
+    price = model.index(row, ProjectionTableModel.PRICE)
+    assert price.data(DISPLAY) == "$2,470 used"  # its street price; kind and month on hover
+    assert price.data(QtCore.Qt.ItemDataRole.ToolTipRole).startswith("$2,470 (used, 2026-04)")
+    assert model.index(0, ProjectionTableModel.PRICE).data(DISPLAY) == "—"  # yours already
     assert model.index(0, ProjectionTableModel.DEVICE).data(DISPLAY).endswith("(this machine)")
     tip = model.index(row, ProjectionTableModel.BASIS).data(QtCore.Qt.ItemDataRole.ToolTipRole)
     assert "llama.cpp results published for this device" in tip

@@ -6,11 +6,21 @@ import itertools
 import threading
 import time
 
-from advisor.gui import tasks
-from advisor.gui.qt import QtCore
+import pytest
+
+from advisor.gui.tasks import TaskRunner
 
 
-def test_computations_take_turns_and_answer_on_the_gui_thread(qtbot):
+@pytest.fixture
+def tasks(qapp):
+    """The app's task runner as main() makes it (projections on its compute thread here)."""
+    runner = TaskRunner(qapp)
+    yield runner
+    runner.shutdown(5000)
+    runner.deleteLater()
+
+
+def test_computations_take_turns_and_answer_on_the_gui_thread(qtbot, tasks):
     spans: list[tuple[float, float, int]] = []
     answers: list[tuple[int, bool]] = []
     gui = threading.get_ident()
@@ -35,7 +45,7 @@ def test_computations_take_turns_and_answer_on_the_gui_thread(qtbot):
     assert all(thread != gui for _, _, thread in spans)
 
 
-def test_a_computation_that_fails_answers_with_its_error_and_the_next_one_runs(qtbot):
+def test_a_computation_that_fails_answers_with_its_error_and_the_next_one_runs(qtbot, tasks):
     errors: list[str] = []
     results: list[int] = []
 
@@ -48,7 +58,7 @@ def test_a_computation_that_fails_answers_with_its_error_and_the_next_one_runs(q
     assert errors == ["no such model"]
 
 
-def test_a_request_overtaken_before_it_starts_is_dropped_and_the_newest_answers(qtbot):
+def test_a_request_overtaken_before_it_starts_is_dropped_and_the_newest_answers(qtbot, tasks):
     gate = threading.Event()
     ran: list[str] = []
     answers: list[str] = []
@@ -70,11 +80,19 @@ def test_a_request_overtaken_before_it_starts_is_dropped_and_the_newest_answers(
     qtbot.wait(100)  # nothing else arrives
     assert answers == ["busy", "table 2", "verdict"]
     assert ran == ["table 2", "verdict"]  # the overtaken ones never computed
-    assert tasks.dispatcher().pending() == 0  # and leave nothing waiting for an answer
+    assert tasks.dispatcher.pending() == 0  # and leave nothing waiting for an answer
 
 
-def test_the_window_waits_for_every_pool():
-    tasks.compute_pool()
-    pools = tasks.pools()
-    assert QtCore.QThreadPool.globalInstance() in pools and tasks.compute_pool() in pools
-    assert tasks.compute_pool().maxThreadCount() == 1
+def test_the_window_waits_for_every_pool(tasks):
+    assert set(tasks.pools()) == {tasks.io_pool, tasks.compute_pool}
+    assert tasks.compute_pool.maxThreadCount() == 1
+
+
+def test_two_runners_share_nothing(qapp, tasks):
+    """No module-level runner: each window's services get their own (main() makes one)."""
+    other = TaskRunner(qapp)
+    try:
+        assert other.dispatcher is not tasks.dispatcher
+        assert not set(other.pools()) & set(tasks.pools())
+    finally:
+        other.shutdown(1000)

@@ -7,6 +7,9 @@ import argparse
 from advisor.cli.output import Output, format_table
 from advisor.core.catalogue.catalogue import UnknownDeviceError, load_catalogue
 from advisor.core.catalogue.device import Device
+from advisor.core.catalogue.prices import price_of
+from advisor.core.infra.paths import app_paths
+from advisor.usecases.prices import price_json, price_text, saved_prices
 
 
 def run(args: argparse.Namespace) -> Output:
@@ -17,18 +20,21 @@ def run(args: argparse.Namespace) -> Output:
             f"No catalogued device matches '{args.search}'. Closest: "
             f"{', '.join(catalogue.closest(args.search))}."
         )
-    return Output([d.to_json() for d in devices], lambda: text(devices))
+    mine = saved_prices(app_paths())
+    prices = [price_of(d, 1, mine) for d in devices]
+    data = [{**d.to_json(), **price_json(p)} for d, p in zip(devices, prices, strict=True)]
+    return Output(data, lambda: text(devices, prices))
 
 
-def text(devices: list[Device]) -> str:
+def text(devices: list[Device], prices: list) -> str:
     rows = []
-    for d in devices:
+    for d, p in zip(devices, prices, strict=True):
         tensor = f"{d.fp16_tensor_tflops:g}" if d.fp16_tensor_tflops else "-"
         fp32 = (
             f"{d.fp32_tflops:g}{'*' if d.fp32_tflops_is_estimate else ''}" if d.fp32_tflops else "-"
         )
         mem = "/".join(f"{m:g}" for m in d.memory_sizes_gb)
-        price = f"${d.launch_price_usd:,.0f}" if d.launch_price_usd else "-"
+        price = price_text(p, "-")
         rows.append(
             [
                 d.name,
@@ -45,10 +51,10 @@ def text(devices: list[Device]) -> str:
         )
     headers = [
         "device", "class", "year", "memory GB", "type", "GB/s", "FP32 TF", "FP16 tensor TF",
-        "launch", "backend",
+        "price", "backend",
     ]  # fmt: skip
     return (
-        format_table(headers, rows, right=(2, 5, 6, 7, 8))
+        format_table(headers, rows, right=(2, 5, 6, 7))
         + f"\n\n{len(devices)} devices. * = estimate (vendor publishes none). Sources: "
         "advisor devices --search NAME --json"
     )

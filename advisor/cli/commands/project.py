@@ -11,6 +11,7 @@ from typing import Any
 
 from advisor.cli.output import Output, format_table
 from advisor.core.catalogue.catalogue import Catalogue, load_catalogue
+from advisor.core.catalogue.prices import Price
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import app_paths
@@ -30,6 +31,7 @@ from advisor.core.runs.results import RunResult
 from advisor.usecases.compare import focus_of, projection_table, verdicts_from_reference
 from advisor.usecases.machine import cached_report, host_for
 from advisor.usecases.models import facts_for_choice
+from advisor.usecases.prices import price_json, price_text, saved_prices
 from advisor.usecases.reference import (
     check_measured,
     read_run_file,
@@ -169,13 +171,20 @@ def run(args: argparse.Namespace) -> Output:
             if t.backend and t.backend not in t.device.backends:
                 raise ProjectionError(unsupported_sentence(t.device, t.backend))
     speed_model = load_speed_model()
+    user_prices = saved_prices(app_paths())
     table = projection_table(
         facts, workload, catalogue=catalogue, host=host, reference=reference, targets=targets,
-        speed_model=speed_model,
+        speed_model=speed_model, user_prices=user_prices,
     )  # fmt: skip
     verdicts = (
         verdicts_from_reference(
-            facts, targets, workload, host=host, reference=reference, speed_model=speed_model
+            facts,
+            targets,
+            workload,
+            host=host,
+            reference=reference,
+            speed_model=speed_model,
+            user_prices=user_prices,
         )
         if reference is not None
         else []
@@ -185,7 +194,9 @@ def run(args: argparse.Namespace) -> Output:
         "workload": workload.to_json(),
         "host": host_json(host),
         "reference": None if reference is None else _reference_json(reference),
-        "targets": [p.to_json() for p in table.projections],
+        "targets": [
+            {**p.to_json(), **price_json(table.price(i))} for i, p in enumerate(table.projections)
+        ],
         "verdicts": [v.to_json() for v in verdicts],
     }
     named = {t.device.id for t in targets} if args.to else set()
@@ -193,7 +204,8 @@ def run(args: argparse.Namespace) -> Output:
     chips = [c for t in targets if t.device.id in named
              if (c := catalogue.chip_sentence(t.device, "add --to '{}'.", named))]  # fmt: skip
     return Output(
-        data, lambda: text(facts, workload, reference, table.projections, verdicts, chips)
+        data,
+        lambda: text(facts, workload, reference, table.projections, verdicts, chips, table.prices),
     )
 
 
@@ -226,6 +238,7 @@ def text(
     projections: list[Projection],
     verdicts: list[Verdict],
     chips: Sequence[str] = (),
+    prices: Sequence[Price | None] = (),
 ) -> str:
     # a synthetic model's name already says its quantisation
     quant = "" if facts.file_type in facts.name else f"{facts.file_type}, "
@@ -242,13 +255,17 @@ def text(
         )
     rows = []
     unsupported = [p for p in projections if p.basis == "unsupported"]
+    priced = dict(zip((id(p) for p in projections), prices, strict=False))
     projections = [p for p in projections if p.basis != "unsupported"]
     many = workload.concurrency > 1  # then each user's speed and all users' together
     for p in projections:
+        price = price_text(priced.get(id(p)), "-")
         if p.beyond_context or p.fits == "no":
             decode = "beyond context" if p.beyond_context else "-"
             basis = p.basis if p.beyond_context else "-"
-            rows.append([p.device, p.backend, p.fits, decode] + ["-"] * (4 + 2 * many) + [basis])
+            rows.append(
+                [p.device, p.backend, p.fits, decode] + ["-"] * (4 + 2 * many) + [price, basis]
+            )
             continue
         band = fmt_band(p.decode_tps_low, p.decode_tps_high, "-") if p.decode_tps_low else ""
         row = [p.device, p.backend, p.fits, f"{p.decode_tps:.1f}" if p.decode_tps else "n/a", band]
@@ -261,13 +278,14 @@ def text(
             f"{p.prefill_tps:,.0f}" if p.prefill_tps else "n/a",
             fmt_band(p.prefill_tps_low, p.prefill_tps_high, "-") if p.prefill_tps_low else "",
             fmt_seconds(p.ttft_s),
+            price,
             p.basis,
         ]
         rows.append(row)
     headers = ["device", "backend", "fits", "decode t/s", "band"]
     headers += [f"each of {workload.concurrency}", "all users"] if many else []
-    headers += ["prefill t/s", "band", "first token", "basis"]
-    lines.append(format_table(headers, rows, right=tuple(range(3, len(headers) - 1))))
+    headers += ["prefill t/s", "band", "first token", "price", "basis"]
+    lines.append(format_table(headers, rows, right=tuple(range(3, len(headers) - 2))))
     if unsupported:
         lines.append(
             f"{len(unsupported)} devices do not run the {unsupported[0].backend} backend "

@@ -25,6 +25,7 @@ from advisor.core.predict.fitting.shipped import load_speed_model
 from advisor.core.traffic import TrafficStats
 from advisor.usecases.machine import cached_report, host_for
 from advisor.usecases.models import facts_for_choice
+from advisor.usecases.prices import price_json, price_text, saved_prices
 from advisor.usecases.sizing import (
     DEFAULT_MIN_TPS,
     DEFAULT_TTFT_S,
@@ -210,13 +211,14 @@ def _size(args: argparse.Namespace) -> Output:
         sizing = size_named(facts, args.device, load, target, catalogue=catalogue, host=host,
                             choose="try --device '{}'.", speed_model=speed_model)  # fmt: skip
     servers = devices_that_serve(facts, load, target, catalogue=catalogue, host=host,
-                                 speed_model=speed_model)  # fmt: skip
+                                 speed_model=speed_model,
+                                 user_prices=saved_prices(paths))  # fmt: skip
     data = {
         "model": facts.name,
         "load": load.__dict__,
         "target": target.__dict__,
         "sizing": sizing.to_json() if sizing else None,
-        "devices_with_one_or_two_cards": [s.__dict__ for s in servers],
+        "devices_with_one_or_two_cards": [{**s.__dict__, **price_json(s.price)} for s in servers],
     }
 
     def text() -> str:
@@ -226,10 +228,10 @@ def _size(args: argparse.Namespace) -> Output:
             out.append("")
         out.append(f"Devices that serve it with one or two cards or machines ({len(servers)}):")
         rows = [(s.device, s.how_many, f"{s.decode_per_user_tps:.1f}", f"{s.ttft_p95_s:.2f}",
-                 s.basis, f"${s.price_usd:,.0f}" if s.price_usd else "-")
+                 s.basis, price_text(s.price, "-"))
                 for s in servers[:25]]  # fmt: skip
         out.append(format_table(("device", "how many", "t/s each", "TTFT p95 s", "basis",
-                                 "launch price"), rows, right=(1, 2, 3)))  # fmt: skip
+                                 "price"), rows, right=(1, 2, 3)))  # fmt: skip
         return "\n".join(out)
 
     return Output(data, text)

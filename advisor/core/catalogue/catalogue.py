@@ -61,8 +61,9 @@ class Catalogue:
         self._products: dict[str, list[Device]] = {}
         for d in devices:
             for n in (d.name, *d.aliases, d.id.replace("-", " ")):
-                self._exact.setdefault(basic_key(n), d)
-                _add(self._stripped, strip_vendor(basic_key(n)), d)
+                key = basic_key(n)  # once: the app folds some 1,500 names as it starts
+                self._exact.setdefault(key, d)
+                _add(self._stripped, strip_vendor(key), d)
                 _add(self._base, parse_name(n).base, d)
             for product in d.product_names:
                 _add(self._products, strip_vendor(basic_key(product)), d)

@@ -2,9 +2,9 @@
 
 The catalogue files carry no edition date of their own, so the date is the newest one the
 data itself records about when something was read: the ggml snapshot the backend-path table
-was read from, street prices (`street_price_date`), and sources noted as "read here
-(YYYY-MM-DD)". Launch dates are left out: they date a product, not the data. Saved runs,
-exports, the About box and `advisor --version` all take the date from here.
+was read from, street and used prices (`street_price_date`, `used_price_date`), and sources
+noted as "read here (YYYY-MM-DD)". Launch dates are left out: they date a product, not the
+data. Saved runs, exports, the About box and `advisor --version` all take the date from here.
 """
 
 from __future__ import annotations
@@ -63,9 +63,10 @@ def _dated(devices_folder: str, backend_paths_file: str) -> CatalogueDate:
 def _record_dates(record: dict[str, Any]) -> list[tuple[str, str]]:
     name = record.get("name", record.get("id", "?"))
     out: list[tuple[str, str]] = []
-    street = record.get("street_price_date")
-    if isinstance(street, str) and _ISO_DATE.match(street):
-        out.append((street, f"street price of the {name}"))
+    for key, what in (("street_price_date", "street price"), ("used_price_date", "used price")):
+        street = record.get(key)
+        if isinstance(street, str) and _ISO_DATE.match(street):
+            out.append((street, f"{what} of the {name}"))
     for source in record.get("sources") or ():
         for date in _READ_ON.findall(str(source.get("note", ""))):
             out.append((date, f"a source of the {name} read on that day"))

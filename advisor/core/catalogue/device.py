@@ -78,6 +78,14 @@ class Device:
     street_price_usd: float | None = None
     street_price_kind: str | None = None  # "used" | "new"
     street_price_date: str | None = None
+    # a used price for a card still sold new (its street price is then the new one)
+    used_price_usd: float | None = None
+    used_price_date: str | None = None
+    # the memory size (GB) the street and used prices buy, where not the largest option
+    price_memory_gb: float | None = None
+    # launch prices per memory size ("8": 399) where the sizes launched at different prices;
+    # launch_price_usd is then the largest option's, the one the projections assume
+    launch_price_by_memory_gb: dict[str, float] = field(default_factory=dict)
     product_names: tuple[str, ...] = ()
     # where the device is sold new, as ISO 3166 codes ("CN"); empty: worldwide
     sold_in: tuple[str, ...] = ()
@@ -159,12 +167,6 @@ class Device:
         """The vector extensions listed in `simd` ("AVX-512, AVX-512 VNNI, AMX")."""
         return tuple(x.strip() for x in (self.simd or "").split(",") if x.strip())
 
-    @property
-    def price_usd(self) -> float | None:
-        """What the device costs to buy today where a dated street price is known, else its
-        launch price."""
-        return self.street_price_usd or self.launch_price_usd
-
     def to_json(self) -> dict[str, Any]:
         """The record in the catalogue's own format (device_db/schema.json), plus the
         bandwidth in bytes/s for readers."""
@@ -191,7 +193,7 @@ class Device:
                     if name == "memory_sizes_gb"
                     else tuple(value or ())
                 )
-            elif name == "derived":
+            elif name in ("derived", "launch_price_by_memory_gb"):
                 value = dict(value or {})
             values[name] = value
         values["release_year"] = int(values["release_year"])

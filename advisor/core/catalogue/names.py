@@ -14,6 +14,11 @@ _TRADEMARKS = re.compile(r"\((?:r|tm|c)\)|[®™©]", re.IGNORECASE)
 _CORES = re.compile(r"(\d+)\s*-?\s*core\s*gpu|(\d+)\s*-?\s*core(?=\s*(?:\)|,|$))", re.IGNORECASE)
 _MEMORY = re.compile(r"(\d+(?:\.\d+)?)\s*(?:gb|gib|g)\b", re.IGNORECASE)
 _PAREN = re.compile(r"\(([^)]*)\)")
+# compiled once: the catalogue folds about 5,000 names when it loads (at the app's start)
+_PUNCTUATION = re.compile(r"[^a-z0-9.+]+")
+_LONE_DOT = re.compile(r"(?<![0-9])\.|\.(?![0-9])")
+_NUMBER_APART = re.compile(r"(?<=[a-z])(?=[0-9]{2})|(?<=[0-9]{2})(?=[a-z])")
+_WITH = re.compile(r"\bwith\b")
 _VENDOR_WORDS = {
     "nvidia",
     "geforce",
@@ -32,11 +37,11 @@ def basic_key(text: str) -> str:
     """Lower case, trademarks removed, punctuation folded to single spaces, model numbers
     apart ("RTX-4090", "rtx4090" and "RTX 4090" are all "rtx 4090"; "5070Ti" is "5070 ti")."""
     text = _TRADEMARKS.sub(" ", text.lower())
-    text = re.sub(r"[^a-z0-9.+]+", " ", text)
-    text = re.sub(r"(?<![0-9])\.|\.(?![0-9])", " ", text)
+    text = _PUNCTUATION.sub(" ", text)
+    text = _LONE_DOT.sub(" ", text)
     # a model number stands apart from the letters around it ("rtx4090", "5070ti"), while a
     # single digit stays with its letters ("sxm5", "m4", "x3d": one word, as people say them)
-    text = re.sub(r"(?<=[a-z])(?=[0-9]{2})|(?<=[0-9]{2})(?=[a-z])", " ", text)
+    text = _NUMBER_APART.sub(" ", text)
     return " ".join(text.split())
 
 
@@ -88,7 +93,7 @@ def parse_name(name: str) -> Query:
 
     text = _PAREN.sub(keep_form_factor, text)
     base = strip_vendor(basic_key(text))
-    base = re.sub(r"\bwith\b", " ", base)
+    base = _WITH.sub(" ", base)
     return Query(" ".join(base.split()), memory, cores)
 
 

@@ -184,6 +184,19 @@ def _salvage(text: str) -> tuple[dict[str, Any], list[str]] | None:
     return good, [m.key for m in members if m.refused]
 
 
+def read_settings(path: Path) -> Settings:
+    """The settings as saved, for a reader that must not change the file (the command line):
+    defaults where the file is absent, unreadable or damaged; a bad field its default."""
+    owned = read_owned(path, max_bytes=MAX_SETTINGS_BYTES)
+    if owned.state in (MISSING, UNREADABLE):
+        return Settings()
+    salvaged = _salvage(owned.text) if owned.state == DAMAGED and owned.text else None
+    if salvaged is None and (owned.state == DAMAGED or not isinstance(owned.value, dict)):
+        return Settings()
+    data = salvaged[0] if salvaged is not None else owned.value
+    return _read_fields(_migrate(data))[0]
+
+
 def _notice(bad: list[str], aside: Path | None) -> str:
     what = f"Some settings were not valid ({', '.join(bad)}), so they were reset to their defaults"
     return what + (f"; the old file is kept as {aside.name} in {aside.parent}." if aside else ".")

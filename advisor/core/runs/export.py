@@ -117,6 +117,11 @@ def batched_bench_command(c: BenchConfig) -> str | None:
     return shlex.join(args)
 
 
+def run_made_with(run: RunResult) -> str:
+    """The words before a run's provenance: 'Run ID, made with'."""
+    return f"Run {run.id}, made with"
+
+
 def provenance(run: RunResult) -> list[tuple[str, str]]:
     """What produced a run, for a shared result to say: the app's version, the llama.cpp
     commit (and the llama-cpp-python that vendors it), and the catalogue's date. Runs saved

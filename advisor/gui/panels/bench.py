@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import time
 
-from advisor.core.infra.units import GB, fmt_seconds
+from advisor.core.infra.units import fmt_seconds
 from advisor.core.runs.events import Failure, Progress
 from advisor.core.runs.results import RunResult
 from advisor.gui.qt import QtCore, QtWidgets
 from advisor.gui.services import AppServices
 from advisor.gui.table_models import TestsTableModel
-from advisor.gui.widgets import Card, heading, muted, value_label
+from advisor.gui.widgets import Card, escape, heading, muted, value_label
+from advisor.usecases.run_explanation import explain_run
 
 
 class BenchPanel(QtWidgets.QWidget):
@@ -173,6 +174,11 @@ class BenchPanel(QtWidgets.QWidget):
     def _on_run_clicked(self) -> None:
         self._start()
 
+    def run(self) -> None:
+        """Run the benchmark as the Run button does (another page's 'Measure again')."""
+        if self.run_button.isEnabled():
+            self._start()
+
     def _start(self, **extra: object) -> None:
         overrides: dict = dict(extra)
         if self.advanced.isChecked():  # folded away, the settings do not apply
@@ -233,9 +239,13 @@ class BenchPanel(QtWidgets.QWidget):
         self.progress.setRange(0, 1)
 
     def _on_bench_finished(self, run: RunResult) -> None:
+        # QProgressBar.setValue repaints at once when its text changes (50 ms here, right as
+        # the answer is being made): with updates off it only asks for a repaint
+        self.progress.setUpdatesEnabled(False)
         self._finish_ui()
         self.progress.setValue(1)
         self.progress.setFormat("done")
+        self.progress.setUpdatesEnabled(True)
         self.live.setText(" ")
         # the answer page opens once the run is saved and is the current run, so it never
         # shows, even for a moment, an answer that does not yet count this run
@@ -265,85 +275,12 @@ class BenchPanel(QtWidgets.QWidget):
         else:
             self.warning.hide()
         self.anyway_button.setVisible(bool(run.skipped_tests) and not self.bench.running)
-        self.explanation.setText(explain_run(run))
+        self.explanation.setText(_explanation_html(run))
 
 
-def explain_run(run: RunResult) -> str:
-    """Two sentences that say what the numbers mean, in a hobbyist's words."""
-    lines = []
-    tg = next((t for t in run.tests if t.kind == "decode" and t.depth == 0 and t.batch == 1), None)
-    pp = next((t for t in run.tests if t.kind == "prefill" and t.depth == 0), None)
-    if tg and tg.bytes_per_token and tg.achieved_bandwidth_bytes_per_s:
-        ceiling = (
-            f", {tg.efficiency:.0%} of the {tg.decode_ceiling_tps:,.1f} tokens/s the memory "
-            "bandwidth allows"
-            if tg.efficiency and tg.decode_ceiling_tps
-            else ""
-        )
-        lines.append(
-            f"<b>Writing</b> (decode): {tg.tokens_per_s:,.1f} tokens/s. Each token reads "
-            f"{tg.bytes_per_token / GB:,.2f} GB (all weights plus the KV cache), so memory moved "
-            f"at {tg.achieved_bandwidth_bytes_per_s / GB:,.1f} GB/s{ceiling}. "
-            "More bandwidth (GB/s) makes this faster; more compute does not."
-        )
-    if pp and pp.achieved_flops_per_s:
-        peak = pp.achieved_flops_per_s / pp.efficiency / 1e12 if pp.efficiency else 0.0
-        ceiling = f", {pp.efficiency:.0%} of the {peak:,.2f} TFLOP/s compute peak" if peak else ""
-        lines.append(
-            f"<b>Reading</b> (prefill): {pp.tokens_per_s:,.0f} tokens/s, "
-            f"{pp.achieved_flops_per_s / 1e12:,.2f} TFLOP/s{ceiling}. A {pp.n_prompt}-token prompt "
-            f"takes {pp.n_prompt / pp.tokens_per_s:,.2f} s before the first word appears. "
-            "More compute makes this faster."
-        )
-    deep = [t for t in run.tests if t.kind == "decode" and t.depth and t.batch == 1]
-    if tg and deep:
-        d = max(deep, key=lambda t: t.depth)
-        measured = d.tokens_per_s / tg.tokens_per_s
-        text = (
-            f"After {d.depth:,} tokens of context, writing drops to "
-            f"{d.tokens_per_s:,.1f} tokens/s ({measured:.0%} of the empty-context speed)"
-        )
-        if d.decode_ceiling_tps and tg.decode_ceiling_tps:
-            bandwidth_only = d.decode_ceiling_tps / tg.decode_ceiling_tps
-            if measured < 0.8 * bandwidth_only:
-                text += (
-                    f". Reading the larger KV cache alone would explain a drop to "
-                    f"{bandwidth_only:.0%}; the rest is attention's own arithmetic over the long "
-                    "context, which weighs most on CPUs and without flash attention."
-                )
-            else:
-                text += ": the KV cache is read for every token too, on top of the weights."
-        else:
-            text += ": the KV cache is read for every token too."
-        lines.append(text)
-    batched = [t for t in run.tests if t.kind == "decode" and t.depth == 0 and t.batch > 1]
-    if tg and batched:
-        b = max(batched, key=lambda t: t.batch)
-        lines.append(
-            f"With {b.batch} users at once, all of them together get {b.tokens_per_s:,.1f} "
-            f"tokens/s ({b.tokens_per_s / tg.tokens_per_s:.1f}x one user) and each gets "
-            f"{(b.per_stream_tps or b.tokens_per_s / b.batch):,.1f}: the weights are read once "
-            "for every user's next token, so serving several people costs little extra until "
-            "compute runs out."
-        )
-    if tg and tg.joules_per_token and tg.average_w:
-        how = (
-            "estimated from the TDP: power is not readable here"
-            if tg.energy_method == "estimate"
-            else f"measured: {tg.energy_source}"
-        )
-        lines.append(
-            f"<b>Energy</b>: about {tg.joules_per_token:,.2g} J per written token at "
-            f"{tg.average_w:,.0f} W ({how})."
-        )
-    if run.longest_context_tokens:
-        predicted = (
-            f"; the estimate said {run.predicted_longest_context_tokens:,}"
-            if run.predicted_longest_context_tokens
-            else ""
-        )
-        lines.append(
-            f"<b>Longest context</b> that loaded here: {run.longest_context_tokens:,} tokens"
-            f"{predicted}."
-        )
-    return "<br>".join(lines)
+def _explanation_html(run: RunResult) -> str:
+    """The run's explanation (advisor.usecases.run_explanation), titles in bold."""
+    return "<br>".join(
+        (f"<b>{escape(f.title)}</b>: " if f.title else "") + escape(f.text)
+        for f in explain_run(run).findings
+    )

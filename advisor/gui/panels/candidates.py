@@ -10,9 +10,12 @@ from advisor.core.infra.units import fmt_band, fmt_seconds
 from advisor.core.infra.validate import number
 from advisor.gui.qt import QtCore
 from advisor.gui.table_models import BASIS_WORDS, FIT_COLOURS, FIT_WORDS, _Table
+from advisor.usecases.prices import price_cell, price_text
 from advisor.usecases.upgrade import Candidate
 
 MAX_PRICE = 1e7
+SET_PRICE = "Double-click to set your own price."
+ASIDE = "Not on the default list: {}."
 
 
 class CandidateTableModel(_Table):
@@ -30,8 +33,10 @@ class CandidateTableModel(_Table):
         "Wait before the first word appears (for many users at once: the last one's wait).",
         "Writing speed each user sees, tokens per second; hover for the likely range.",
         "This machine's time per answer divided by this device's.",
-        "Double-click to enter the price you would pay (per card); it is remembered. An "
-        "upgrade of your PC (RAM, a second card) is priced from the card's and the RAM kit's.",
+        "What it costs, with the price's kind and month on hover: your own price (double-click "
+        "to enter the one you would pay per card; it is remembered), else a street price, new "
+        "before used, else the launch price. An upgrade of your PC (RAM, a second card) is "
+        "priced from the card's and the RAM kit's.",
         "Price divided by the extra decode tokens per second over this machine.",
         "Power under load: measured on this machine by its run, else from the board power (TDP).",
         "Electricity for this workload's requests a month, at your price per kWh.",
@@ -51,7 +56,7 @@ class CandidateTableModel(_Table):
         if col == self.BASIS:
             return p.basis
         if col == self.PRICE:
-            return f"${c.price.usd:,.0f}" if c.price else "set price"
+            return price_cell(c.price, "no price")
         if p.fits == "no" or p.basis == "unsupported" or p.request_s is None:
             return "—"
         if col == self.ANSWER:
@@ -83,8 +88,11 @@ class CandidateTableModel(_Table):
         band = p.per_user_band()
         if col == self.DECODE and band:
             lines.append(f"Likely {fmt_band(*band)} tokens/s ({p.decode_basis or p.basis}).")
-        if col == self.PRICE and c.price is not None:
-            lines.append(f"{c.price.label}. Double-click to set your own price.")
+        if col == self.PRICE:
+            lines.append(price_text(c.price, "No price known."))
+            lines.append(SET_PRICE)
+        if col == self.DEVICE and c.aside:
+            lines.append(ASIDE.format(c.aside))
         if col == self.POWER and c.energy is not None:
             j = c.energy.joules_per_token
             lines.append(f"{c.energy.method}; {j:,.2f} J per token." if j else c.energy.method)

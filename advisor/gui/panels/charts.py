@@ -12,13 +12,14 @@ Plot items are made once; a new run only calls setData/setOpts on them.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from advisor.core.runs.results import RunResult
-from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
-from advisor.gui.widgets import heading, muted, value_label
-from advisor.usecases.charts import RunCurves
+from advisor.gui.qt import QtCore, QtGui, QtWidgets, plotting
+from advisor.gui.widgets import escape, heading, muted, value_label
+from advisor.usecases.charts import RunCurves, charts_caption
 
 MEASURED = "#1f77b4"
 CEILING = "#d62728"
@@ -34,12 +35,12 @@ def _palette_colours() -> tuple[QtGui.QColor, QtGui.QColor]:
     )
 
 
-def _plot(title: str, x_label: str, y_label: str, grid: bool = True) -> pg.PlotWidget:
+def _plot(title: str, x_label: str, y_label: str, grid: bool = True) -> Any:
     """A themed chart. `grid=False` for a chart shown right after a run: pyqtgraph replays its
     grid on every repaint, 12-16 ms a time on a 2-core machine, and the page repaints 5 times
     as its answer arrives (the grid made the longest GUI-thread stall 190 ms instead of 70)."""
     background, foreground = _palette_colours()
-    w = pg.PlotWidget()
+    w = plotting().PlotWidget()
     w.setBackground(background)
     item = w.getPlotItem()
     item.setTitle(title, color=foreground.name(), size="11pt")
@@ -60,7 +61,7 @@ def _plot(title: str, x_label: str, y_label: str, grid: bool = True) -> pg.PlotW
 class _ChartBox(QtWidgets.QWidget):
     """A chart with its 'Save PNG' button."""
 
-    def __init__(self, plot: pg.PlotWidget, name: str):
+    def __init__(self, plot: Any, name: str):
         super().__init__()
         self.plot, self.name = plot, name
         layout = QtWidgets.QVBoxLayout(self)
@@ -93,6 +94,7 @@ class ChartsPanel(QtWidgets.QWidget):
         super().__init__(parent)
         self.services = services
         self.state = services.state
+        self._stale = True  # drawn when first shown (and after a run, when shown again)
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(16, 16, 16, 16)
         outer.addWidget(heading("Charts"))
@@ -102,8 +104,22 @@ class ChartsPanel(QtWidgets.QWidget):
             )
         )
         outer.addWidget(self.caption)
-        grid = QtWidgets.QGridLayout()
-        outer.addLayout(grid, 1)
+        self._grid = QtWidgets.QGridLayout()
+        outer.addLayout(self._grid, 1)
+        self.boxes: list[_ChartBox] = []  # built when first needed (ensure_built)
+        # a resumed run arrives before (or after) its machine and model: redraw on each
+        for signal in (
+            self.state.run_changed,
+            self.state.machine_changed,
+            self.state.model_changed,
+        ):
+            signal.connect(self._on_state_run_changed)
+
+    def ensure_built(self) -> None:
+        """The four charts, built the first time the page is shown or its charts are saved
+        (pyqtgraph is not loaded with the window)."""
+        if self.boxes:
+            return
         self._build_bars()
         self._build_depth()
         self._build_batch()
@@ -115,16 +131,10 @@ class ChartsPanel(QtWidgets.QWidget):
             _ChartBox(self.roof, "roofline"),
         ]
         for i, box in enumerate(self.boxes):
-            grid.addWidget(box, i // 2, i % 2)
-        # a resumed run arrives before (or after) its machine and model: redraw on each
-        for signal in (
-            self.state.run_changed,
-            self.state.machine_changed,
-            self.state.model_changed,
-        ):
-            signal.connect(self._on_state_run_changed)
+            self._grid.addWidget(box, i // 2, i % 2)
 
     def _build_bars(self) -> None:
+        pg = plotting()
         self.bars = _plot("1 · Measured vs ceiling", "", "tokens/s (log scale)")
         # named items join the plot's legend when added: one entry each, no manual adds
         self.bar_measured = pg.BarGraphItem(
@@ -137,6 +147,7 @@ class ChartsPanel(QtWidgets.QWidget):
         self.bars.addItem(self.bar_ceiling)
 
     def _build_depth(self) -> None:
+        pg = plotting()
         self.depth = _plot("2 · Decode vs context depth", "tokens already in context", "tokens/s")
         self.depth_ceiling = self.depth.plot(
             [],
@@ -152,6 +163,7 @@ class ChartsPanel(QtWidgets.QWidget):
         )
 
     def _build_batch(self) -> None:
+        pg = plotting()
         self.batch = _plot("3 · Many users at once", "concurrent streams", "tokens/s")
         self.batch_ceiling = self.batch.plot(
             [],
@@ -179,6 +191,7 @@ class ChartsPanel(QtWidgets.QWidget):
         )
 
     def _build_roofline(self) -> None:
+        pg = plotting()
         self.roof = _plot(
             "4 · Roofline", "arithmetic intensity (FLOP per byte, log)", "achieved TFLOP/s (log)"
         )
@@ -192,12 +205,13 @@ class ChartsPanel(QtWidgets.QWidget):
         self.roof_points = self.roof.plot(
             [], [], pen=None, symbol="o", symbolSize=10, symbolBrush=MEASURED, name="your tests"
         )
-        self.roof_labels: list[pg.TextItem] = []
+        self.roof_labels: list[Any] = []
 
     def export_all(self, path: str) -> list[str]:
         """Save the four charts beside `path`, named after it: bench.png gives
         bench-measured-vs-ceiling.png, bench-decode-vs-depth.png, ... Raises OSError when a
         file could not be written."""
+        self.ensure_built()
         target = Path(path)
         paths = []
         for box in self.boxes:
@@ -210,16 +224,23 @@ class ChartsPanel(QtWidgets.QWidget):
 
     # --- updates -----------------------------------------------------------------------
 
+    def showEvent(self, event: QtGui.QShowEvent) -> None:
+        super().showEvent(event)
+        self.ensure_built()
+        if self._stale:
+            self._on_state_run_changed()
+
     def _on_state_run_changed(self) -> None:
+        # a hidden page does no work: it draws when it is shown (the answer a run ends on
+        # never waits behind charts nobody looks at)
+        if not self.isVisible():
+            self._stale = True
+            return
+        self._stale = False
         run = self.state.run
         if run is None or self.state.profile is None:
             return
-        m = run.model
-        label = m.name if not m.file_type or m.file_type in m.name else f"{m.name} ({m.file_type})"
-        self.caption.setText(
-            f"{label} on {run.device_name}: red is what the hardware allows, blue what "
-            "llama.cpp measured, orange what the model predicts."
-        )
+        self.caption.setText(escape(charts_caption(run)))
         self._update_bars(run)
         self._update_roofline(run)
         self._clear_curves()  # never leave an earlier run's curves under this run's caption
@@ -276,6 +297,7 @@ class ChartsPanel(QtWidgets.QWidget):
         self.bars.setXRange(-0.6, max(len(tests) - 0.4, 0.6), padding=0)
 
     def _update_roofline(self, run: RunResult) -> None:
+        pg = plotting()
         # the roofline of the machine the run was measured on, as the run recorded it
         peak = run.config.peak_flops_per_s
         bandwidth = (
@@ -313,7 +335,7 @@ def _decade_label(k: int) -> str:
     return f"{10.0**k:,.0f}" if k >= 0 else f"{10.0**k:.{-k}f}"
 
 
-def decade_ticks(axis: pg.AxisItem, values: list[float]) -> None:
+def decade_ticks(axis: Any, values: list[float]) -> None:
     """Labels at whole powers of ten on a log axis (pyqtgraph's own label every minor tick
     of a short range, and they overprint: '0.008 0.007 0.006' in one smudge)."""
     logs = [np.log10(v) for v in values if v > 0]

@@ -13,24 +13,21 @@ from advisor.core.predict.projecting.projection import Projection
 from advisor.gui import workload_choice
 from advisor.gui.host_fields import HostFields
 from advisor.gui.panels.charts import MEASURED, PREDICTED, _palette_colours, _plot, decade_ticks
-from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
+from advisor.gui.qt import QtCore, QtGui, QtWidgets, plotting
 from advisor.gui.services import AppServices
 from advisor.gui.table_models import OBJECT_ROLE, PinnedFirstRowProxy, ProjectionTableModel
-from advisor.gui.widgets import heading, muted, value_label
-from advisor.usecases.compare import ProjectionTable
-
-_NO_GAIN = {
-    "target": "does not fit",
-    "source": "this machine cannot run it",
-    "estimate": "no estimate (no compute figure)",
-    "context": "beyond the model's trained context",
-}
-
+from advisor.gui.widgets import WarningBox, escape, heading, muted, value_label
+from advisor.usecases.compare import ProjectionTable, compare_caption, compare_verdict
 
 RESIZE_ROWS = 25  # rows measured when columns are fitted to their contents
+VERDICT_HEADER = (
+    "<tr><th align='left'>Workload</th><th>Overall</th><th>Prefill</th><th>Decode</th></tr>"
+)
 
 
 class ComparePanel(QtWidgets.QWidget):
+    measure_again_requested = QtCore.Signal()
+
     def __init__(self, services: AppServices, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.services = services
@@ -43,6 +40,9 @@ class ComparePanel(QtWidgets.QWidget):
             muted("Choose a model to see what other hardware would do with it.")
         )
         layout.addWidget(self.caption)
+        self.disturbed = WarningBox("Measure again")
+        self.measure_again = self.disturbed.button
+        layout.addWidget(self.disturbed)
         layout.addLayout(self._build_controls(services.settings.current.workload))
         split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
         split.addWidget(self._build_table())
@@ -108,6 +108,24 @@ class ComparePanel(QtWidgets.QWidget):
         bottom = QtWidgets.QWidget()
         bottom_layout = QtWidgets.QHBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
+        # the chart is made when the first table arrives (pyqtgraph is not loaded with the
+        # window); until then its place is kept
+        self.chart_area = QtWidgets.QWidget()
+        self.chart_area.setMinimumHeight(200)
+        QtWidgets.QVBoxLayout(self.chart_area).setContentsMargins(0, 0, 0, 0)
+        self.chart = None
+        self.verdict = value_label(
+            muted("Select one or more devices in the table to compare them with this machine.")
+        )
+        self.verdict.setMinimumWidth(320)
+        bottom_layout.addWidget(self.chart_area, 3)
+        bottom_layout.addWidget(self.verdict, 2)
+        return bottom
+
+    def _ensure_chart(self) -> None:
+        if self.chart is not None:
+            return
+        pg = plotting()
         self.chart = _plot("Side by side", "", "tokens/s (log scale)")
         self.decode_bars = pg.BarGraphItem(
             x=[], height=[], width=0.35, brush=MEASURED, name="decode t/s (per user)"
@@ -117,14 +135,8 @@ class ComparePanel(QtWidgets.QWidget):
         )
         self.chart.addItem(self.decode_bars)  # named items join the legend
         self.chart.addItem(self.prefill_bars)
-        self.verdict = value_label(
-            muted("Select one or more devices in the table to compare them with this machine.")
-        )
-        self.verdict.setMinimumWidth(320)
-        bottom_layout.addWidget(self.chart, 3)
-        bottom_layout.addWidget(self.verdict, 2)
         self.chart.setMinimumHeight(200)
-        return bottom
+        self.chart_area.layout().addWidget(self.chart)
 
     def _connect(self) -> None:
         self.workload.currentIndexChanged.connect(self._on_workload_changed)
@@ -134,10 +146,12 @@ class ComparePanel(QtWidgets.QWidget):
         self.filter.textChanged.connect(self._on_filter_changed)
         self.fits_only.toggled.connect(self._on_filter_changed)
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        self.measure_again.clicked.connect(self.measure_again_requested)
         for signal in (
             self.state.model_changed,
             self.state.machine_changed,
             self.state.run_changed,
+            self.state.history_changed,
             self.state.host_changed,
         ):
             signal.connect(self.refresh)
@@ -187,16 +201,10 @@ class ComparePanel(QtWidgets.QWidget):
         if self.state.model is None or self.state.profile is None:
             return
         w = self.current_workload()
-        basis = (
-            "your benchmark for this machine, published and modelled results for the rest"
-            if self.state.run
-            else "from published measurements and specs (run a benchmark to measure yours)"
-        )
-        self.caption.setText(
-            f"<b>{self.state.model.label}</b>, {w.label.lower()}: {w.prompt_tokens:,} tokens in, "
-            f"{w.answer_tokens:,} out, {w.history_tokens:,} of history, {w.concurrency} at once "
-            f"— {basis}. Hover a cell for its notes."
-        )
+        trust = self.services.run_trust()
+        caption = escape(compare_caption(self.state.model.label, w, trust.used is not None))
+        self.caption.setText("<br>".join([caption, *([escape(trust.note)] if trust.note else [])]))
+        self.disturbed.say(trust.warning)
         self._generation += 1
         generation = self._generation
         self.model.yours_unused = self.state.profile.unused_gpu_id
@@ -209,7 +217,9 @@ class ComparePanel(QtWidgets.QWidget):
         # a refresh (a new run, detection finishing) resets the rows: the devices picked for
         # the side-by-side stay picked
         keep = {(p.device_id, p.count) for p in self.selected()}
-        self.model.set_projections(table.projections, table.classes, table.this_machine_id)
+        self.model.set_projections(
+            table.projections, table.classes, table.this_machine_id, table.prices
+        )
         if keep:
             self._select(keep)
         if not self._sized_once:  # later refreshes keep the widths (no re-measuring)
@@ -248,6 +258,7 @@ class ComparePanel(QtWidgets.QWidget):
     def _on_selection_changed(self, *_args) -> None:
         if self.model.rowCount() == 0:
             return
+        self._ensure_chart()
         mine = self.model.row_object(0)
         picks = [p for p in self.selected() if p.device_id != mine.device_id][:6]
         shown = [mine, *picks]
@@ -277,6 +288,7 @@ class ComparePanel(QtWidgets.QWidget):
                 picks[0].device_id,
                 self.current_workload(),
                 lambda v: self._on_verdict(v) if generation == self._verdict_generation else None,
+                count=picks[0].count,
             )
         else:
             self.verdict.setText(
@@ -284,19 +296,21 @@ class ComparePanel(QtWidgets.QWidget):
             )
 
     def _on_verdict(self, v: Verdict) -> None:
+        a = compare_verdict(v)  # advisor.usecases.compare words it; this only lays it out
         _, foreground = _palette_colours()
+        cells = "<td align='right'><b>{}</b></td><td align='right'>{}</td><td align='right'>{}</td>"
         rows = "".join(
-            f"<tr><td>{g.label}</td><td align='right'><b>{g.speedup:.1f}x</b></td>"
-            f"<td align='right'>{g.prefill_speedup or 0:.1f}x</td>"
-            f"<td align='right'>{g.decode_speedup or 0:.1f}x</td></tr>"
-            if g.speedup
-            else f"<tr><td>{g.label}</td><td colspan=3>{_NO_GAIN.get(g.missing, '—')}</td></tr>"
-            for g in v.gains
+            f"<tr><td>{escape(r.workload)}</td>"
+            + (
+                cells.format(r.overall, r.prefill, r.decode)
+                if r.overall
+                else f"<td colspan=3>{escape(r.why)}</td>"
+            )
+            + "</tr>"
+            for r in a.rows
         )
-        price = f"<br>{v.price_sentence}" if v.price_sentence else ""
+        price = f"<br>{escape(a.price)}" if a.price else ""
         self.verdict.setText(
-            f"<p style='color:{foreground.name()}'><b>{v.sentence}</b></p>"
-            f"<table cellspacing=4><tr><th align='left'>Workload</th><th>Overall</th>"
-            f"<th>Prefill</th><th>Decode</th></tr>{rows}</table>{price}<br>"
-            + muted(f"Basis: {v.basis}. Speed-ups compare {v.target} with {v.source}.")
+            f"<p style='color:{foreground.name()}'><b>{escape(a.sentence)}</b></p>"
+            f"<table cellspacing=4>{VERDICT_HEADER}{rows}</table>{price}<br>" + muted(a.basis)
         )

@@ -6,7 +6,7 @@ import html
 from collections.abc import Callable
 from pathlib import Path
 
-from advisor.core.runs.export import provenance
+from advisor.core.runs.export import provenance, run_made_with
 from advisor.core.runs.results import RunResult
 from advisor.gui.qt import QtCore, QtWidgets
 from advisor.gui.services import AppServices
@@ -176,7 +176,7 @@ def run_detail_html(run: RunResult) -> str:
     made_with = " · ".join(
         f"{html.escape(label)} <b>{html.escape(value)}</b>" for label, value in provenance(run)
     )
-    return f"{muted(f'Run {run.id}, made with')} {made_with}"
+    return f"{muted(run_made_with(run))} {made_with}"
 
 
 def compare_html(a: RunResult, b: RunResult) -> str:

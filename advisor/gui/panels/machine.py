@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from advisor.core.catalogue.catalogue import describe_variant
 from advisor.core.catalogue.device import Device
-from advisor.core.infra.units import GB, GiB, fmt_bandwidth
 from advisor.gui.qt import QtCore, QtWidgets
 from advisor.gui.services import AppServices
-from advisor.gui.widgets import Card, heading, muted_colour, value_label
+from advisor.gui.widgets import Card, escape, fact_sheet_html, heading, muted, value_label
+from advisor.usecases.machine_facts import (
+    VARIANTS_QUESTION,
+    hardware,
+    llama_build,
+    runs_on,
+    variant_question,
+)
 
 
 class VariantPicker(QtWidgets.QFrame):
@@ -138,7 +144,7 @@ class MachinePanel(QtWidgets.QWidget):
             text = self.device_combo.currentText().split("  ·  ")[0]
             found = self.services.catalogue.candidates(text)
             if len(found) > 1:  # a name that fits several variants: ask, never guess
-                self.variants.ask(f"'{text}' fits {len(found)} devices. Which one is yours?", found)
+                self.variants.ask(variant_question(text, len(found)), found)
                 return
             device_id = found[0].id if found else None
         if device_id is None:
@@ -165,114 +171,14 @@ class MachinePanel(QtWidgets.QWidget):
             return
         self.status.setText("")
         quantized = self.state.model.facts.is_quantized if self.state.model else True
-        self.runs_on_text.setText(_runs_on_html(report, profile, quantized))
-        self.hardware_text.setText(_hardware_html(report))
-        self.llama_text.setText(_llama_html(report))
-        m, e = f"<span style='color:{muted_colour()}'>", "</span>"
+        self.runs_on_text.setText(fact_sheet_html(runs_on(report, profile, quantized)))
+        self.hardware_text.setText(fact_sheet_html(hardware(report)))
+        self.llama_text.setText(fact_sheet_html(llama_build(report)))
         unknown = [n for n in report.notes if n.status != "ok"]
-        notes = list(profile.notes) + [f"{m}{n.probe}: {n.detail}{e}" for n in unknown[:6]]
+        notes = [escape(n) for n in profile.notes]
+        notes += [muted(f"{n.probe}: {n.detail}") for n in unknown[:6]]
         self.notes.setText("<br>".join(notes))
         self.notes_card.setVisible(bool(notes))
         variants = [d for i in profile.variants if (d := self.services.catalogue.by_id(i))]
         if variants:
-            self.variants.ask("Your GPU comes in several variants. Which one is yours?", variants)
-
-
-def _runs_on_html(report, profile, quantized: bool) -> str:
-    """What runs the model, its bandwidth (specified and measured) and its compute peak."""
-    _M, _E = f"<span style='color:{muted_colour()}'>", "</span>"
-    spec = (
-        f"{fmt_bandwidth(profile.spec_bandwidth_bytes_per_s)} "
-        f"{_M}({profile.spec_bandwidth_source}){_E}"
-        if profile.spec_bandwidth_bytes_per_s
-        else f"unknown {_M}({_without_prefix(profile.spec_bandwidth_source)}){_E}"
-    )
-    measured = (
-        f"{fmt_bandwidth(profile.measured_bandwidth_bytes_per_s)} "
-        f"{_M}(read test of system memory, "
-        f"{report.ram.measured_probe_s or 0:.1f} s){_E}"
-        if profile.measured_bandwidth_bytes_per_s
-        else "not measured"
-    )
-    peak, source = profile.compute_peak(quantized)
-    peak_text = f"{peak / 1e12:,.2f} TFLOP/s {_M}({source}){_E}" if peak else "unknown"
-    return (
-        f"<b style='font-size:15px'>{profile.name}</b> with the "
-        f"<b>{profile.backend.upper()}</b> backend<br>"
-        f"Memory bandwidth, specified: {spec}<br>"
-        f"Memory bandwidth, measured: {measured}<br>"
-        f"Compute peak: {peak_text}<br>"
-        f"{_M}Decode speed is bounded by bandwidth ÷ bytes read per token; "
-        f"prefill by the compute peak.{_E}"
-    )
-
-
-def _hardware_html(report) -> str:
-    """CPU, RAM, GPUs and the OS, as detected."""
-    _M, _E = f"<span style='color:{muted_colour()}'>", "</span>"
-    cpu, ram = report.cpu, report.ram
-    cores = (f"{cpu.physical_cores} cores" if cpu.physical_cores else "cores unknown") + (
-        f", {cpu.logical_cores} threads" if cpu.logical_cores else ""
-    )
-    features = ", ".join(
-        f
-        for f in cpu.features
-        if f.startswith(("AVX", "NEON", "FMA", "SVE", "DOTPROD", "I8MM", "AMX"))
-    )
-    ram_detail = ", ".join(
-        x
-        for x in (
-            ram.type,
-            f"{ram.speed_mts} MT/s" if ram.speed_mts else None,
-            f"{len(ram.modules)} modules" if ram.modules else None,
-        )
-        if x
-    ) or ("type and speed unknown (not readable without admin rights)")
-    gpus = (
-        "<br>".join(
-            f"{g.name}"
-            + (f" · {g.vram_total_bytes / GiB:.0f} GB" if g.vram_total_bytes else "")
-            + (f" · {g.gpu_cores}-core GPU" if g.gpu_cores else "")
-            + (" · virtual" if g.is_virtual else "")
-            for g in report.gpus
-        )
-        or "none found"
-    )
-    return (
-        f"<b>CPU</b>: {cpu.model or 'unknown'} ({cores})<br>"
-        f"{_M}{features or 'no vector features detected'}{_E}<br>"
-        f"<b>RAM</b>: {(ram.total_bytes or 0) / GiB:.1f} GB total, "
-        f"{(ram.available_bytes or 0) / GiB:.1f} GB free<br>"
-        f"{_M}{ram_detail}{_E}<br>"
-        f"<b>GPUs</b>: {gpus}<br>"
-        f"{_M}{report.os} {report.os_version}{_E}"
-    )
-
-
-def _llama_html(report) -> str:
-    """The llama.cpp build: backends, offload, devices."""
-    _M, _E = f"<span style='color:{muted_colour()}'>", "</span>"
-    backend = report.backend
-    if not (backend and backend.available):
-        err = backend.error if backend else "not checked"
-        return f"llama.cpp could not be queried: {err}"
-    devices = (
-        "<br>".join(
-            f"{d.name}: {d.description}"
-            + (f" ({d.memory_total_bytes / GB:.0f} GB)" if d.memory_total_bytes else "")
-            for d in backend.devices
-        )
-        or "CPU only"
-    )
-    return (
-        f"Backends: <b>{', '.join(backend.backends) or 'CPU'}</b><br>"
-        f"GPU offload: {'yes' if backend.gpu_offload else 'no (CPU build)'}<br>"
-        f"{devices}<br>"
-        f"{_M}llama-cpp-python {backend.llama_cpp_python_version}{_E}"
-    )
-
-
-def _without_prefix(source: str) -> str:
-    """Runs saved by earlier versions say 'unknown: memory speed not readable…'; after the
-    word 'unknown' that reads twice."""
-    return source.removeprefix("unknown: ")
+            self.variants.ask(VARIANTS_QUESTION, variants)

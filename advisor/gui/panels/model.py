@@ -5,13 +5,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.core.infra.units import GiB, fmt_bytes, fmt_params
-from advisor.core.model.memory import memory_need
 from advisor.core.model.quant import COMMON_QUANTS
 from advisor.core.model.shapes import all_shapes
 from advisor.gui.qt import QtCore, QtGui, QtWidgets
 from advisor.gui.services import AppServices
-from advisor.gui.widgets import Card, accept_file_drag, dropped_file, heading, muted, value_label
+from advisor.gui.table_models import FIT_COLOURS
+from advisor.gui.widgets import (
+    Card,
+    accept_file_drag,
+    dropped_file,
+    escape,
+    fact_sheet_html,
+    heading,
+    muted,
+    value_label,
+)
+from advisor.usecases.model_facts import fit_here, model_sheet
 
 
 class ModelPanel(QtWidgets.QWidget):
@@ -136,59 +145,13 @@ class ModelPanel(QtWidgets.QWidget):
         choice = self.state.model
         if choice is None:
             return
-        f = choice.facts
         source = choice.path or "built-in shape, benchmarked with random weights"
-        moe = (
-            (
-                f"<br><b>Mixture of experts</b>: {f.n_expert_used} of {f.n_expert} experts per "
-                f"token: {fmt_params(f.active_params)} parameters, "
-                f"{fmt_bytes(f.active_weights_bytes)} read per token"
-            )
-            if f.is_moe
+        sheet = model_sheet(choice.facts, source)
+        fit = fit_here(choice.facts, self.state.profile, self.state.report)
+        fit_line = (
+            f"<b>{escape(fit.label)}</b>: <span style='color:{FIT_COLOURS[fit.fits]}'>"
+            f"<b>{escape(fit.verdict)}</b></span> — {escape(fit.detail)}"
+            if fit is not None
             else ""
         )
-        kv_1k = f.kv_bytes_per_token("f16") * 1024
-        lines = [
-            f"<b style='font-size:15px'>{f.name}</b> {muted(source)}",
-            f"<b>{fmt_params(f.n_params)}</b> parameters · <b>{f.file_type}</b> · "
-            f"<b>{fmt_bytes(f.weights_bytes)}</b> of weights "
-            f"({f.weights_bytes / GiB:.2f} GiB){moe}",
-            f"{f.architecture}, {f.n_layers} layers, {f.n_heads} attention heads "
-            f"({f.n_kv_heads} for keys and values), head size {f.head_dim}",
-            f"KV cache: <b>{fmt_bytes(kv_1k)}</b> per 1,000 tokens of context (f16); "
-            f"trained context {f.context_length:,} tokens",
-        ]
-        if f.sliding_window:
-            lines.append(
-                muted(
-                    f"{f.n_swa_layers} of {f.n_layers} layers look back only "
-                    f"{f.sliding_window:,} tokens (sliding window)."
-                )
-            )
-        lines.append(self._fit_line())
-        self.facts_text.setText("<br>".join(lines))
-
-    def _fit_line(self) -> str:
-        choice, profile, report = self.state.model, self.state.profile, self.state.report
-        if choice is None or profile is None or report is None:
-            return ""
-        need_4k = memory_need(choice.facts, 4096).total_bytes
-        need_32k = memory_need(choice.facts, min(32768, choice.facts.context_length or 32768))
-        gpu_memory = None if profile.device.is_cpu else profile.device.memory_bytes
-        where, capacity = (
-            ("VRAM", gpu_memory)
-            if gpu_memory and not profile.device.unified_memory
-            else ("RAM", report.ram.available_bytes or report.ram.total_bytes)
-        )
-        if not capacity:
-            return ""
-        ok_4k = need_4k <= capacity * 0.9
-        ok_32k = need_32k.total_bytes <= capacity * 0.9
-        verdict = "fits" if ok_32k else "fits with up to 4k context" if ok_4k else "does not fit"
-        colour = "#2e7d32" if ok_32k else "#b26a00" if ok_4k else "#c62828"
-        return (
-            f"<b>Fits in {where}</b>: <span style='color:{colour}'><b>{verdict}</b></span> "
-            f"— needs {need_4k / GiB:.1f} GiB at 4k tokens of context, "
-            f"{need_32k.total_bytes / GiB:.1f} GiB at 32k; {capacity / GiB:.1f} GiB "
-            f"{'free' if where == 'RAM' else 'on the card'}"
-        )
+        self.facts_text.setText("<br>".join(x for x in (fact_sheet_html(sheet), fit_line) if x))

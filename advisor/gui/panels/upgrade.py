@@ -7,41 +7,39 @@ budget and the electricity price only re-rank them, on the GUI thread, in a few 
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 import numpy as np
 
-from advisor.core.infra.units import fmt_seconds
-from advisor.core.predict.advising.feel import READING_TPS
 from advisor.core.predict.advising.verdict import Verdict
 from advisor.core.predict.conditions.workloads import Workload
 from advisor.gui import workload_choice
 from advisor.gui.host_fields import HostFields
 from advisor.gui.panels.candidates import CandidateTableModel
 from advisor.gui.panels.charts import _palette_colours, _plot
-from advisor.gui.qt import QtCore, QtGui, QtWidgets, pg
+from advisor.gui.qt import QtCore, QtGui, QtWidgets, plotting
+from advisor.gui.report_png import render_png
 from advisor.gui.services import AppServices
 from advisor.gui.table_models import FIT_COLOURS, FIT_WORDS, OBJECT_ROLE
-from advisor.gui.widgets import heading, muted, value_label
-from advisor.usecases.report_card import CardFacts, report_card_html
+from advisor.gui.widgets import WarningBox, escape, heading, muted, value_label
+from advisor.usecases.report_card import report_card, report_card_html
+from advisor.usecases.run_trust import RunTrust
 from advisor.usecases.upgrade import (
     Candidate,
     Projected,
     Ranking,
     best_within_budget,
-    enough_for_less,
-    for_less_sentence,
-    placement_lines,
     rank_candidates,
-    why_no_pick,
 )
+from advisor.usecases.upgrade_answer import UpgradeAnswer, upgrade_answer
 
 RESIZE_ROWS = 25  # rows measured when columns are fitted to their contents
+CELL_PADDING_PX = 18  # a cell's margins and the sort arrow, beside its widest text
 
 
 class UpgradePanel(QtWidgets.QWidget):
     full_table_requested = QtCore.Signal()
+    measure_again_requested = QtCore.Signal()
 
     def __init__(self, services: AppServices, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
@@ -49,9 +47,11 @@ class UpgradePanel(QtWidgets.QWidget):
         self.state = services.state
         self.projected: Projected | None = None
         self.ranking: Ranking | None = None
-        self.verdict_text = ""
+        self.trust = RunTrust(None, None)
+        self.current: UpgradeAnswer | None = None  # what the answer box shows
         self._generation = 0
         self._verdict_generation = 0
+        self._rerank_generation = 0
         self._stale = True
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)
@@ -59,6 +59,9 @@ class UpgradePanel(QtWidgets.QWidget):
         layout.addWidget(heading("Would an upgrade pay off?"))
         self.caption = value_label(muted("Choose a model (step 2) to see the answer here."))
         layout.addWidget(self.caption)
+        self.disturbed = WarningBox("Measure again")
+        self.measure_again = self.disturbed.button
+        layout.addWidget(self.disturbed)
         layout.addLayout(self._build_controls())
         self.answer = value_label("")
         self.answer.setObjectName("answer")
@@ -132,7 +135,17 @@ class UpgradePanel(QtWidgets.QWidget):
         self._sized = False
         return self.table
 
-    def _build_chart(self) -> pg.PlotWidget:
+    def _build_chart(self) -> QtWidgets.QWidget:
+        # the chart is made with the first ranking (pyqtgraph is not loaded with the window)
+        self.chart_area = QtWidgets.QWidget()
+        QtWidgets.QVBoxLayout(self.chart_area).setContentsMargins(0, 0, 0, 0)
+        self.chart = None
+        return self.chart_area
+
+    def _ensure_chart(self) -> None:
+        if self.chart is not None:
+            return
+        pg = plotting()
         self.chart = _plot("Price against speed", "price (US$)", "answers per hour", grid=False)
         self.chart.setMinimumHeight(180)
         self.points = pg.ScatterPlotItem(size=8, name="candidates")
@@ -141,7 +154,7 @@ class UpgradePanel(QtWidgets.QWidget):
         self.chart.addItem(self.points)
         self.chart.addItem(self.frontier)
         self.chart.addItem(self.mine_line)
-        return self.chart
+        self.chart_area.layout().addWidget(self.chart)
 
     def _connect(self) -> None:
         self.workload.currentIndexChanged.connect(self._on_workload_changed)
@@ -154,10 +167,12 @@ class UpgradePanel(QtWidgets.QWidget):
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
         self.report_button.clicked.connect(self._on_report_clicked)
         self.full_button.clicked.connect(self.full_table_requested)
+        self.measure_again.clicked.connect(self.measure_again_requested)
         for signal in (
             self.state.model_changed,
             self.state.machine_changed,
             self.state.run_changed,
+            self.state.history_changed,
             self.state.host_changed,
         ):
             signal.connect(self.refresh)
@@ -213,11 +228,13 @@ class UpgradePanel(QtWidgets.QWidget):
         self._generation += 1
         generation = self._generation
         self.model.yours_unused = self.state.profile.unused_gpu_id
-        self.caption.setText(self._caption())
+        self.trust = self.services.run_trust()
+        self._show_answer(self._answer())
         self.services.upgrade_projections(
             self.current_workload(),
             self.pro.isChecked(),
             lambda projected: self._on_projected(projected, generation),
+            self.trust,
         )
 
     def _on_projected(self, projected: Projected, generation: int) -> None:
@@ -227,7 +244,9 @@ class UpgradePanel(QtWidgets.QWidget):
         self.rerank()
 
     def rerank(self) -> None:
-        """Prices, budget and energy on the projections we have: milliseconds."""
+        """Prices, budget and energy on the projections we have: milliseconds. The table comes
+        at once; the column widths, the chart (made the first time: 20-35 ms), its points and
+        the answer follow, one per turn of the event loop, so no turn holds the window long."""
         if self.projected is None:
             return
         current = self.services.settings.current
@@ -238,24 +257,42 @@ class UpgradePanel(QtWidgets.QWidget):
             budget_usd=current.budget_usd,
         )
         self.model.set_rows(list(self.ranking.candidates))
-        if not self._sized and self.ranking.candidates:
-            self._sized = True
-            # measure the first rows only: every cell of 100+ rows took over 100 ms of the GUI
-            # thread right after a run (Qt's own knob for this)
-            self.table.horizontalHeader().setResizeContentsPrecision(RESIZE_ROWS)
-            self.table.resizeColumnsToContents()
-            header = self.table.horizontalHeader()
-            header.resizeSection(0, min(header.sectionSize(0), 300))
-            # room for the widest fit word ("card + RAM"), whatever the first rows held
-            widest = max(self.table.fontMetrics().horizontalAdvance(w) for w in FIT_WORDS.values())
-            fits = CandidateTableModel.FITS
-            header.resizeSection(fits, max(header.sectionSize(fits), widest + 16))
-        self._draw_chart()
+        self._rerank_generation += 1
+        generation = self._rerank_generation
+        steps = [self._size_columns, self._ensure_chart, self._draw_chart, self._select_pick]
+
+        def next_step() -> None:
+            if generation != self._rerank_generation or not steps:
+                return  # a newer ranking took over
+            steps.pop(0)()
+            if steps:
+                QtCore.QTimer.singleShot(0, next_step)
+
+        QtCore.QTimer.singleShot(0, next_step)
+
+    def _size_columns(self) -> None:
+        if self._sized or self.ranking is None or not self.ranking.candidates:
+            return
+        self._sized = True
+        # the widest text of the first rows and the header, measured here: Qt's own
+        # resizeColumnsToContents asked every cell for a dozen roles through Python (30 ms
+        # for 25 rows right after a run)
+        header = self.table.horizontalHeader()
+        metrics = self.table.fontMetrics()
+        rows = range(min(RESIZE_ROWS, self.model.rowCount()))
+        for col, title in enumerate(self.model.HEADERS):
+            texts = [title, *(self.model.cell_text(r, col) for r in rows)]
+            if col == CandidateTableModel.FITS:  # room for the widest fit word ("card + RAM")
+                texts += list(FIT_WORDS.values())
+            width = max(metrics.horizontalAdvance(t) for t in texts) + CELL_PADDING_PX
+            header.resizeSection(col, min(width, 300) if col == 0 else width)
+
+    def _select_pick(self) -> None:
         best = self.pick()
-        if best is not None:
+        if best is not None and self.ranking is not None:
             self.table.selectRow(self.ranking.candidates.index(best))
         else:
-            self.answer.setText(self._summary(None, None))
+            self._show_answer(self._answer())
 
     def pick(self) -> Candidate | None:
         """The recommendation: the fastest candidate within budget that fits."""
@@ -266,7 +303,7 @@ class UpgradePanel(QtWidgets.QWidget):
         if not rows or self.ranking is None:
             return
         chosen: Candidate = self.model.index(rows[0].row(), 0).data(OBJECT_ROLE)
-        self.answer.setText(self._summary(chosen, None))
+        self._show_answer(self._answer(chosen))
         self._verdict_generation += 1
         generation = self._verdict_generation
         self.services.upgrade_verdict(
@@ -275,96 +312,53 @@ class UpgradePanel(QtWidgets.QWidget):
             lambda v: (
                 self._on_verdict(chosen, v) if generation == self._verdict_generation else None
             ),
+            self.trust,
         )
 
     def _on_verdict(self, chosen: Candidate, v: Verdict) -> None:
-        self.answer.setText(self._summary(chosen, v))
+        self._show_answer(self._answer(chosen, v))
 
-    # --- words -------------------------------------------------------------------------
+    # --- the answer (advisor.usecases.upgrade_answer words it; this only lays it out) -------
 
-    def _caption(self) -> str:
-        choice, profile, run = self.state.model, self.state.profile, self.state.run
-        assert choice is not None and profile is not None
-        if run is not None:
-            tg = next((t for t in run.tests if t.kind == "decode" and t.batch == 1), None)
-            pp = next((t for t in run.tests if t.kind == "prefill"), None)
-            measured = ", ".join(
-                x
-                for x in (
-                    f"{tg.tokens_per_s:,.1f} tokens/s writing" if tg else "",
-                    f"{pp.tokens_per_s:,.0f} tokens/s reading" if pp else "",
-                )
-                if x
-            )
-            other = run.model.name != choice.facts.name  # a run of another model, carried over
-            model = f" with {run.model.name}" if other else ""
-            base = f"measured{model} on {run.device_name}: {measured}"
-        else:
-            base = "predicted (run a benchmark, step 3, to measure this machine)"
-        caption = f"<b>{choice.label}</b> on <b>{profile.name}</b>, {base}."
-        unused = self.services.catalogue.by_id(profile.unused_gpu_id or "")
-        if unused is not None:
-            caption += (
-                f"<br>You already have a <b>{unused.name}</b>, which this llama.cpp build does "
-                "not use (This machine says how to change that): its row, marked yours, is what "
-                "it would do."
-            )
-        return caption
+    def _answer(self, chosen: Candidate | None = None, v: Verdict | None = None) -> UpgradeAnswer:
+        choice, profile = self.state.model, self.state.profile
+        unused = self.services.catalogue.by_id(profile.unused_gpu_id or "") if profile else None
+        return upgrade_answer(
+            model=choice.label if choice else "",
+            machine=profile.name if profile else "this machine",
+            trust=self.trust,
+            ranking=self.ranking,
+            workload=self.current_workload(),
+            chosen=chosen,
+            verdict=v,
+            unused_name=unused.name if unused is not None else None,
+            model_facts=choice.facts if choice else None,
+        )
 
-    def _summary(self, chosen: Candidate | None, v: Verdict | None) -> str:
+    def _show_answer(self, a: UpgradeAnswer) -> None:
+        self.current = a
+        caption = f"<b>{escape(a.model)}</b> on <b>{escape(a.machine)}</b>, {escape(a.measured)}."
+        notes = [escape(x) for x in (a.unused, a.note) if x]
+        self.caption.setText("<br>".join([caption, *notes]))
+        self.disturbed.say(a.warning)
+        if a.chosen is None:
+            self.answer.setText(muted(escape(a.headline)))
+            return
         _, foreground = _palette_colours()
-        mine = self.ranking.mine if self.ranking else None
-        if chosen is None:
-            return muted(why_no_pick(self.ranking) if self.ranking else "")
-        w = self.current_workload()
-        lead = "Best within your budget" if chosen is self.pick() else "Selected"
-        price = (
-            f" ({chosen.price.label} ${chosen.price.usd:,.0f})"
-            if chosen.price
-            else " (no price known: type one in its Price cell to weigh it against the others)"
+        lines = [f"<b>{escape(a.headline)}</b>", *(escape(x) for x in a.body_lines())]
+        if a.placement:
+            lines += [escape(a.placement), f"<code>{escape(a.command)}</code>"]
+        body = "<br>".join([*lines, *([escape(a.for_less)] if a.for_less else [])])
+        self.answer.setText(
+            f"<span style='color:{foreground.name()}'>{body}</span><br>{muted(escape(a.basis))}"
         )
-        head = f"<b>{lead}: {chosen.name}</b>{price}"
-        lines = []
-        if v is not None:
-            focus = next((g for g in v.gains if g.workload == w.id), None)
-            chat = next((g for g in v.gains if g.workload == "chat"), None)
-            summarise = next((g for g in v.gains if g.workload == "summarise"), None)
-            for g in dict.fromkeys(x for x in (focus, chat, summarise) if x is not None):
-                lines.append(g.feel or f"{g.label}: {_why_not(g.missing)}.")
-        elif mine is not None and chosen.speedup:
-            lines.append(
-                f"{w.label}: {fmt_seconds(chosen.projection.request_s)} per answer instead of "
-                f"{fmt_seconds(mine.request_s)}."
-            )
-        if placed := placement_lines(chosen):
-            sentence, command = placed
-            lines.append(f"{html.escape(sentence)}<br><code>{html.escape(command)}</code><br>")
-        cheaper = (
-            enough_for_less(self.ranking, w.streamed)
-            if self.ranking and lead != "Selected"
-            else None
-        )
-        for_less = ""
-        if cheaper is not None and cheaper.price is not None and chosen.price is not None:
-            for_less = f"<br>{for_less_sentence(cheaper, chosen, w)}"
-        energy = ""
-        if chosen.energy is not None and chosen.energy.cost_per_month is not None:
-            energy = (
-                f" Electricity for this workload: about ${chosen.energy.cost_per_month:,.2f} a "
-                f"month ({chosen.energy.method})."
-            )
-        basis = muted(
-            f"Basis: {chosen.projection.basis}. Reading speed is about {READING_TPS:.0f} "
-            "tokens/s: faster writing than that is not felt in chat."
-        )
-        body = "".join(f"<br>{line}" for line in lines)
-        text = f"{head}{body}{energy}{for_less}"
-        return f"<span style='color:{foreground.name()}'>{text}</span><br>{basis}"
 
     # --- the chart ---------------------------------------------------------------------
 
     def _draw_chart(self) -> None:
         assert self.ranking is not None
+        self._ensure_chart()
+        pg = plotting()
         fit = [
             c
             for c in self.ranking.candidates
@@ -391,7 +385,7 @@ class UpgradePanel(QtWidgets.QWidget):
             self.mine_line.hide()
 
     def chart_png(self) -> bytes:
-        if not self.chart.isVisibleTo(self):
+        if self.chart is None or not self.chart.isVisibleTo(self):
             return b""
         image = self.chart.grab().toImage()
         buffer = QtCore.QBuffer()
@@ -408,63 +402,17 @@ class UpgradePanel(QtWidgets.QWidget):
         if path:
             self.save_report_card(path)
 
-    def card_facts(self) -> CardFacts:
-        choice, profile = self.state.model, self.state.profile
-        candidates = self.ranking.candidates if self.ranking else ()
-        text = QtGui.QTextDocumentFragment.fromHtml(self.answer.text()).toPlainText()
-        return CardFacts(
-            machine=profile.name if profile else "this machine",
-            model=choice.label if choice else "",
-            workload=self.current_workload().label,
-            run=self.state.run,
-            candidates=candidates,
-            verdict_lines=[line for line in text.splitlines() if line.strip()],
-        )
-
     def save_report_card(self, path: str) -> tuple[Path, Path]:
-        """Write NAME.html (self-contained) and NAME.png beside it; both paths."""
+        """Write NAME.html (self-contained) and NAME.png beside it, both made from the answer
+        object the page shows (advisor.usecases.report_card); both paths."""
         html_path = Path(path).with_suffix(".html")
         png_path = html_path.with_suffix(".png")
         chart = self.chart_png()
-        document = report_card_html(self.card_facts(), chart)
-        png = _render_png(report_card_html(self.card_facts()), chart)
+        card = report_card(self.current or self._answer())
+        document = report_card_html(card, chart)
+        png = render_png(report_card_html(card), chart)
         self.services.write_files(
             {html_path: document.encode("utf-8"), png_path: png},
             f"Report card saved: {html_path.name} and {png_path.name}.",
         )
         return html_path, png_path
-
-
-def _why_not(missing: str) -> str:
-    return {
-        "target": "the model does not fit it",
-        "source": "this machine cannot run the model",
-        "estimate": "no estimate (no compute figure)",
-        "context": "beyond the context the model was trained on",
-    }.get(missing, "no estimate")
-
-
-def _render_png(html_without_chart: str, chart_png: bytes, width: int = 900) -> bytes:
-    """The card's HTML drawn to a PNG (light background, as it would print), chart below."""
-    doc = QtGui.QTextDocument()
-    doc.setDefaultStyleSheet("td.n{text-align:right} .muted{color:#666}")
-    doc.setHtml(html_without_chart)
-    doc.setTextWidth(width - 40)
-    chart = QtGui.QImage.fromData(chart_png, "PNG")
-    if not chart.isNull() and chart.width() > width - 40:
-        chart = chart.scaledToWidth(width - 40, QtCore.Qt.TransformationMode.SmoothTransformation)
-    height = int(doc.size().height()) + (chart.height() + 20 if not chart.isNull() else 0) + 40
-    image = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32)
-    image.fill(QtGui.QColor("white"))
-    painter = QtGui.QPainter(image)
-    painter.translate(20, 20)
-    context = QtGui.QAbstractTextDocumentLayout.PaintContext()
-    context.palette.setColor(QtGui.QPalette.ColorRole.Text, QtGui.QColor("#1d1d1f"))
-    doc.documentLayout().draw(painter, context)
-    if not chart.isNull():
-        painter.drawImage(0, int(doc.size().height()) + 10, chart)
-    painter.end()
-    buffer = QtCore.QBuffer()
-    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, "PNG")
-    return bytes(buffer.data())

@@ -21,7 +21,7 @@ from advisor.usecases.sizing import (
     Sizing,
     SizingTarget,
 )
-from advisor.usecases.workloads import Imported, default_name, tokens_basis
+from advisor.usecases.workloads import Imported, default_name, import_message, stats_rows
 
 INTRO = (
     "Size the hardware for the way you really use your model: import a llama-server log, an "
@@ -33,38 +33,9 @@ FILE_FILTER = "Chat exports and logs (*.json *.jsonl *.log *.txt);;All files (*)
 
 
 def stats_html(name: str, s: TrafficStats) -> str:
-    """The statistics of an import as a short table a person reads."""
-
-    def fig(v: float | None, unit: str = "") -> str:
-        return "unknown" if v is None else f"{v:,.0f}{unit}"
-
-    tokens = tokens_basis(s)
-    rows = [
-        (
-            "Requests",
-            f"{s.requests:,}"
-            + (f" in {s.conversations:,} conversations" if s.conversations else ""),
-        ),
-        (
-            "New prompt tokens",
-            f"median {fig(s.prompt_tokens_median)}, 90th percentile {fig(s.prompt_tokens_p90)}",
-        ),
-        (
-            "Answer tokens",
-            f"median {fig(s.answer_tokens_median)}, 90th percentile {fig(s.answer_tokens_p90)}",
-        ),
-        (
-            "History re-sent per turn",
-            f"median {fig(s.history_tokens_median)}, 90th percentile {fig(s.history_tokens_p90)}",
-        ),
-        ("Requests per day", fig(s.requests_per_day)),
-        (
-            "People at once",
-            f"peak {fig(s.peak_concurrency)}, typical {fig(s.typical_concurrency)}",
-        ),
-        ("Idle", "unknown" if s.idle_share is None else f"{s.idle_share:.0%} of the time"),
-        ("Tokens counted", tokens),
-    ]
+    """The statistics of an import as a short table a person reads (the words:
+    advisor.usecases.workloads.stats_rows)."""
+    rows = stats_rows(s)
     body = "".join(
         f"<tr><td style='padding-right:12px'><b>{html.escape(k)}</b></td>"
         f"<td>{html.escape(v)}</td></tr>"
@@ -268,9 +239,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         if saved is not None:
             self._select_after_reload = saved.name
             self.stats.setText(stats_html(saved.name, imported.stats))
-            self.state.status_message.emit(
-                f"Imported {imported.stats.requests:,} requests as '{saved.name}'."
-            )
+            self.state.status_message.emit(import_message(imported.stats.requests, saved.name))
 
     # --- saved workloads -------------------------------------------------------------------
 

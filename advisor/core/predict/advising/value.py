@@ -1,9 +1,10 @@
-"""What an upgrade costs and what it buys: prices, energy, the value frontier. Pure arithmetic
-on projections; the catalogue and the user's own prices supply the inputs."""
+"""What an upgrade costs and what it buys: energy and the value frontier. Pure arithmetic on
+projections; prices come from advisor.core.catalogue.prices, the one answer to what a card
+costs."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from advisor.core.catalogue.device import Device
@@ -13,38 +14,6 @@ from advisor.core.predict.projecting.projection import Projection
 DAYS_PER_MONTH = 30.4  # 365.25 days / 12: electricity a month
 # a GPU decoding or prefilling draws close to its board power; idle time is not counted
 LOAD_SHARE_OF_TDP = 0.85
-
-
-@dataclass(frozen=True)
-class Price:
-    usd: float
-    kind: str  # "yours" | "used" | "new" | "launch"
-    date: str = ""
-
-    @property
-    def label(self) -> str:
-        if self.kind == "yours":
-            return "your price"
-        if self.kind == "launch":
-            return "launch price"
-        return f"{self.kind}, {self.date}" if self.date else self.kind
-
-
-def price_of(device: Device, count: int, user_prices: Mapping[str, float]) -> Price | None:
-    """The price to compare on: the user's own, else a street price, else the launch price
-    (per card, times the cards)."""
-    count = max(1, count)
-    if device.id in user_prices:
-        return Price(user_prices[device.id] * count, "yours")
-    if device.street_price_usd:
-        return Price(
-            device.street_price_usd * count,
-            device.street_price_kind or "street",
-            device.street_price_date or "",
-        )
-    if device.launch_price_usd:
-        return Price(device.launch_price_usd * count, "launch", str(device.release_year or ""))
-    return None
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from advisor.core.catalogue.prices import Price
 from advisor.core.hardware.profile import Host
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.advising.feel import Waits, feel_sentence, seconds
@@ -44,22 +45,25 @@ class Verdict:
     source: str
     target: str
     gains: tuple[WorkloadGain, ...]
-    price_usd: float | None
-    price_per_speedup_usd: float | None  # launch price / (speed-up - 1) on the chosen workload
+    price: Price | None
+    price_per_speedup_usd: float | None  # price / (speed-up - 1) on the chosen workload
     sentence: str
     basis: str
     notes: tuple[str, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out["price"] = self.price.to_json() if self.price else None
+        out["price_usd"] = self.price.usd if self.price else None  # the key before prices had kinds
+        return out
 
     @property
     def price_sentence(self) -> str:
-        """'Launch price $1,599, $640 per 1x of speed-up.' ('' without a price)."""
-        if not self.price_usd:
+        """'$5,258 (new, 2026-09), $1,140 per 1x of speed-up.' ('' without a price)."""
+        if self.price is None:
             return ""
         per = self.price_per_speedup_usd
-        return f"Launch price ${self.price_usd:,.0f}" + (
+        return f"${self.price.usd:,.0f} ({self.price.label})" + (
             f", ${per:,.0f} per 1x of speed-up." if per else "."
         )
 
@@ -104,8 +108,10 @@ def upgrade_verdict(
     workloads: list[Workload] | None = None,
     focus: str = "chat",
     model: SpeedModel,
+    price: Price | None = None,
 ) -> Verdict:
-    """How much faster the target is than the source, per workload, and a one-sentence verdict."""
+    """How much faster the target is than the source, per workload, and a one-sentence verdict;
+    with the target's price (advisor.core.catalogue.prices.price_of), what a 1x costs."""
     workloads = workloads or list(PRESETS.values())
     gains = []
     basis = "measured"  # the weakest basis of any number the verdict rests on
@@ -152,14 +158,9 @@ def upgrade_verdict(
                 feel=feel,
             )
         )
-    price = (
-        target.device.launch_price_usd * max(1, target.count)
-        if target.device.launch_price_usd
-        else None
-    )
     focus_gain = next((g for g in gains if g.workload == focus and g.speedup), None)
     per_speedup = (
-        price / (focus_gain.speedup - 1)
+        price.usd / (focus_gain.speedup - 1)
         if price and focus_gain and focus_gain.speedup and focus_gain.speedup > 1.01
         else None
     )

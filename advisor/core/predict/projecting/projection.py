@@ -181,7 +181,6 @@ def project(
         backend=backend,
         memory_gb=memory_gb,
         memory_needed_bytes=need,
-        price_usd=(device.launch_price_usd * count) if device.launch_price_usd else None,
         bandwidth_bytes_per_s=device.bandwidth_bytes_per_s,
         peak_flops_per_s=peak or None,
         workload=workload.id,

@@ -79,7 +79,6 @@ class Projection:
     request_s: float | None = None
     wait_per_day_s: float | None = None
     decode_limited_by: str = ""
-    price_usd: float | None = None
     bandwidth_bytes_per_s: float = 0.0
     peak_flops_per_s: float | None = None
     workload: str = ""
