@@ -70,6 +70,7 @@ def run_llama_bench(
     threads: int,
     ngl: int | None = None,
     cpu_moe: int = 0,
+    repack: bool = True,
 ) -> dict[str, float]:
     cmd = [
         binary,
@@ -90,6 +91,8 @@ def run_llama_bench(
         cmd += ["-ngl", str(ngl)]
     if cpu_moe > 0:
         cmd += ["-ncmoe", str(cpu_moe)]  # llama-bench's --n-cpu-moe
+    if not repack:
+        cmd += ["--repack", "0"]  # the plain CPU weights, as the app's run here
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     rows = json.loads(out.stdout)
     result = {}
@@ -120,6 +123,18 @@ def run_ours(
     if not isinstance(final, RunResult):
         raise SystemExit(f"our benchmark failed: {final}")
     return {t.name: t.tokens_per_s for t in final.tests}
+
+
+def app_repacks() -> bool:
+    """Whether the app's runs here use llama.cpp's repacked CPU weights: not where llama.cpp
+    has AMX (runner.py: those kernels segfault at the first decode on some Xeons, and llama-bench
+    with them too), so llama-bench gets --repack 0 there, like for like. Asked in a child, as
+    the app asks: this process never loads llama.cpp."""
+    code = "from advisor.bench.llama_lib import backend_info; print(backend_info().has_amx)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    return out.stdout.strip().splitlines()[-1:] != ["True"]
 
 
 def paired_interval(per_round: list[float]) -> tuple[float, float]:
@@ -155,6 +170,9 @@ def main() -> int:
     binary = find_llama_bench(args.llama_bench)
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stderr.strip()
     print(f"llama-bench: {binary} ({version.splitlines()[0] if version else '?'})")
+    repack = app_repacks()
+    if not repack:
+        print("llama.cpp has AMX here: the app runs the plain CPU kernels, llama-bench --repack 0")
     print(
         f"threads {args.threads}, pp{args.pp}, tg{args.tg}, {args.reps} repetitions, "
         f"{args.rounds} alternating rounds"
@@ -179,7 +197,7 @@ def main() -> int:
                 if who == "theirs":
                     res = run_llama_bench(
                         binary, path, args.pp, args.tg, args.reps, args.threads,
-                        args.gpu_layers, args.cpu_moe,
+                        args.gpu_layers, args.cpu_moe, repack,
                     )  # fmt: skip
                     target = theirs
                 else:

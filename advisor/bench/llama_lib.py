@@ -48,6 +48,12 @@ _initialised = False
 
 
 def _lib_dir() -> Path:
+    """The folder llama-cpp-python loaded libllama from, so that ggml is read from the same
+    build: its LLAMA_CPP_LIB_PATH where set (a llama.cpp built apart, as
+    benchmarks/gpu_check.sh does), else the lib folder beside the package."""
+    override = os.environ.get("LLAMA_CPP_LIB_PATH")  # read as llama_cpp/llama_cpp.py reads it
+    if override is not None:
+        return Path(override)
     return Path(llama_cpp.__file__).resolve().parent / "lib"
 
 
