@@ -45,6 +45,26 @@ def advisor_cli(
     )
 
 
+def live_children() -> list:
+    """This process's live child processes, multiprocessing's resource tracker apart: the
+    standard library starts it with the answers' child process (advisor.gui.offload) and keeps
+    it for the life of the parent, so once any test has used that child it stays beside every
+    later one; what a test must leave behind is none of its own."""
+    import psutil
+
+    out = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if p.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if any("resource_tracker" in part for part in p.cmdline()):
+                continue
+            out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
 def load_script(relative: str) -> ModuleType:
     """A script of the repository that is not part of the package (benchmarks/, device_db/tools/),
     loaded as a module."""

@@ -14,13 +14,14 @@ from advisor.core.runs.export import _shared_flags
 from advisor.gui.main_window import PAGES
 from advisor.gui.qt import QtCore
 from advisor.gui.table_models import DISPLAY, ProjectionTableModel
+from tests.conftest import live_children
 
 SMALL = {"n_prompt": (64,), "n_gen": (16,), "depths": (0,), "batches": (1,)}
 MODEL = ("qwen2.5-0.5b", "q4_0")
 
 
 def _children() -> list[psutil.Process]:
-    return [p for p in psutil.Process().children(recursive=True) if p.is_running()]
+    return live_children()
 
 
 @pytest.fixture

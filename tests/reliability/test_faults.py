@@ -22,17 +22,11 @@ from advisor.core.runs.config import BenchConfig
 from advisor.core.runs.events import Failure, Progress
 from advisor.core.runs.history import History, HistoryError
 from advisor.core.runs.results import RunResult
+from tests.conftest import live_children
 
 
 def _children() -> list[psutil.Process]:
-    out = []
-    for p in psutil.Process().children(recursive=True):
-        try:
-            if p.status() != psutil.STATUS_ZOMBIE:
-                out.append(p)
-        except psutil.NoSuchProcess:
-            pass
-    return out
+    return live_children()
 
 
 def _history_is_valid(history: History, expected: int) -> None:

@@ -12,6 +12,7 @@ import pytest
 from advisor.bench.controller import BenchJob
 from advisor.core.runs.config import BenchConfig
 from advisor.core.runs.results import RunResult
+from tests.conftest import live_children
 
 
 def test_100_runs_and_the_catalogue_filter_fast(make_window, qtbot, tiny_run, capsys):
@@ -80,4 +81,4 @@ def test_20_back_to_back_benchmarks_leak_nothing(tiny_model, capsys):
     assert rss1 - rss0 < 20e6
     assert threads1 <= threads0 + 1
     assert fds1 <= fds0 + 2
-    assert not [c for c in me.children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE]
+    assert not live_children()
