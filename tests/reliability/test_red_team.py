@@ -17,6 +17,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
@@ -38,6 +40,22 @@ from tests.reliability.hostile import (
 NUMBERS = ("0", "-1", "nan", "inf", "-inf", "1e30", "abc", "", "0x10", "1,5")
 SHAPE = ("--shape", "llama-3.2-1b", "--quant", "q4_0")
 PROJECT = ("project", *SHAPE, "--to", "RTX 4090")
+
+
+@contextmanager
+def tiny_filesystem(tmp_path: Path, size: str) -> Iterator[Path]:
+    """A real tmpfs of `size` ('192k') mounted under tmp_path, unmounted after; the test is
+    skipped where this machine cannot mount one."""
+    mount = tmp_path / "tiny-fs"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
+                          capture_output=True)  # fmt: skip
+    if made.returncode != 0:
+        pytest.skip("cannot mount a small filesystem here")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True)
 
 
 def _cases() -> list[tuple[str, tuple[str, ...], int]]:
@@ -465,13 +483,7 @@ class TestFullOrUnwritableFolderDuringImport:
         meet a real ENOSPC from the kernel."""
         import errno
 
-        mount = tmp_path / "tiny-fs"
-        mount.mkdir()
-        made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=192k", "tmpfs", str(mount)],
-                              capture_output=True)  # fmt: skip
-        if made.returncode != 0:
-            pytest.skip("cannot mount a small filesystem here")
-        try:
+        with tiny_filesystem(tmp_path, "192k") as mount:
             home = mount / "home"
             log = seed_workloads(tmp_path / "seed-home", "x")
             first = advisor_process(home, "workload", "import", str(log), "--name", "earlier")
@@ -489,25 +501,15 @@ class TestFullOrUnwritableFolderDuringImport:
             lines = [ln for ln in err.splitlines() if ln.strip()]
             assert len(lines) == 1 and "the disk is full" in lines[0], err
             assert snapshot(home) == before and saved_names(home) == {"earlier"}
-        finally:
-            subprocess.run(["umount", str(mount)], capture_output=True)
 
     @pytest.mark.slow
     def test_a_benchmark_on_a_full_disk_says_so_as_the_users_situation(self, tmp_path):
         """The synthetic model cannot be written: its sentence, not 'failed unexpectedly
         (SynthError: ...)' (a real process on a 512 KiB filesystem)."""
-        mount = tmp_path / "tiny-fs"
-        mount.mkdir()
-        made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)],
-                              capture_output=True)  # fmt: skip
-        if made.returncode != 0:
-            pytest.skip("cannot mount a small filesystem here")
-        try:
+        with tiny_filesystem(tmp_path, "512k") as mount:
             (code, err), = wait_all([advisor_process(
                 mount / "home", "bench", "--synthetic", "qwen2.5-0.5b:q4_0", "--layers", "2",
                 "--pp", "16", "--tg", "8", "--reps", "1", "--quiet")])  # fmt: skip
-        finally:
-            subprocess.run(["umount", str(mount)], capture_output=True)
         assert code == 1
         line = one_line(subprocess.CompletedProcess([], code, "", err))
         assert "free on the disk" in line and "unexpectedly" not in line, line

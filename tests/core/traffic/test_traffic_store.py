@@ -80,15 +80,21 @@ def test_a_crash_while_writing_keeps_the_previous_content(tmp_path, stats, monke
     assert list(WorkloadStore(path).load()) == ["first"]
 
 
-def test_a_failing_fsync_keeps_the_previous_content(tmp_path, stats, monkeypatch):
+def _saved_then_disk_full(tmp_path, stats, monkeypatch):
+    """A store with one record saved, then a disk that is full from the next fsync on: the
+    store's path and its bytes before."""
     path = tmp_path / "workloads.json"
     WorkloadStore(path).save("first", stats, now_s=1.0)
-    before = path.read_bytes()
 
-    def fail(fd):
+    def full(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store_module.os, "fsync", fail)
+    monkeypatch.setattr(store_module.os, "fsync", full)
+    return path, path.read_bytes()
+
+
+def test_a_failing_fsync_keeps_the_previous_content(tmp_path, stats, monkeypatch):
+    path, before = _saved_then_disk_full(tmp_path, stats, monkeypatch)
     with pytest.raises(OSError):
         WorkloadStore(path).save("second", stats)
     assert path.read_bytes() == before
@@ -189,14 +195,7 @@ def test_a_file_damaged_as_a_whole_is_set_aside_and_says_where(tmp_path, stats, 
 
 
 def test_a_full_disk_while_saving_is_one_sentence_naming_the_folder(tmp_path, stats, monkeypatch):
-    path = tmp_path / "workloads.json"
-    WorkloadStore(path).save("first", stats, now_s=1.0)
-    before = path.read_bytes()
-
-    def full(fd):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(store_module.os, "fsync", full)
+    path, before = _saved_then_disk_full(tmp_path, stats, monkeypatch)
     with pytest.raises(OSError) as info:
         WorkloadStore(path).save("second", stats)
     monkeypatch.undo()
