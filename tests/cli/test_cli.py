@@ -306,3 +306,12 @@ def test_a_projection_from_your_run_answers_in_seconds_and_money(tmp_path):
     assert "instead of 18 s" in lines[at + 1]  # 500 tokens at the measured 29.2 t/s, and the prompt
     # the price every answer shows: the 4090's dated used street price, with its kind and date
     assert lines[at + 2].startswith("GeForce RTX 4090: $2,470 (used, 2026-04), $")
+
+
+def test_project_states_your_measurement_as_people_read_it(tmp_path):
+    out = run("project", "--shape", "llama-2-7b", "--quant", "q4_0", "--from-device",
+              "RTX 3060 12GB", "--from-tg", "92.157333", "--from-pp", "2100.5", "--to",
+              "RTX 4090", home=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("Calibrated with"))
+    assert line.endswith(": 92.2 t/s decode, 2,100 t/s prefill"), line

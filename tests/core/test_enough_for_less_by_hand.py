@@ -124,3 +124,20 @@ def test_why_there_is_no_recommendation():
     # no card holds it whole, whatever the budget
     ranking = _ranking(_c("a", 9.0, 2000, fits="partial"), _c("b", None, 300, fits="no"))
     assert why_no_pick(ranking).startswith("No candidate holds the whole model")
+
+
+def test_the_for_less_sentence_never_says_a_wait_instead_of_the_same_wait():
+    from advisor.core.predict.conditions.workloads import get_workload
+    from advisor.usecases.upgrade import for_less_sentence
+
+    chat = get_workload("chat")
+    # both first words within a millisecond, both written faster than anyone reads
+    cheaper = _c("cheap", 2.0, 500, ttft_s=0.0012, tps=90.0, low=0.9)
+    best = _c("fast", 1.5, 2000, ttft_s=0.0009, tps=120.0, low=0.9)
+    for c in (cheaper, best):
+        c.projection.basis = "modelled"
+    line = for_less_sentence(cheaper, best, chat)
+    assert "after 1 ms on both" in line and "1 ms instead of 1 ms" not in line, line
+    # apart, they are both named
+    cheaper.projection.ttft_s = 0.4
+    assert "after 400 ms instead of 1 ms" in for_less_sentence(cheaper, best, chat)

@@ -15,7 +15,7 @@ from advisor.core.catalogue.prices import Price
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.errors import InputError
 from advisor.core.infra.paths import app_paths
-from advisor.core.infra.units import fmt_band, fmt_seconds
+from advisor.core.infra.units import fmt_band, fmt_seconds, fmt_tps
 from advisor.core.infra.validate import number, whole_number
 from advisor.core.model.facts import ModelFacts
 from advisor.core.predict.advising.verdict import Verdict
@@ -250,8 +250,8 @@ def text(
     if reference:
         lines.append(
             f"Calibrated with your measurement on {reference.device.name} "
-            f"({reference.backend}): {reference.tg_tps} t/s decode"
-            + (f", {reference.pp_tps} t/s prefill" if reference.pp_tps else "")
+            f"({reference.backend}): {fmt_tps(reference.tg_tps)} decode"
+            + (f", {fmt_tps(reference.pp_tps)} prefill" if reference.pp_tps else "")
         )
     rows = []
     unsupported = [p for p in projections if p.basis == "unsupported"]
