@@ -15,6 +15,9 @@ the error of device B's decode predicted from device A's run.
 
     python benchmarks/kept_aside.py            # the table
     python benchmarks/kept_aside.py --rows     # every row: measured, predicted, band, basis
+    python benchmarks/kept_aside.py --set issue-37   # issue 37's sources, with its acceptance lines
+
+Each row is compared at its own test point (`tg128 @ d4096` at that depth, pp2048 at 2048).
 
 This is a check, not a fit: nothing here feeds the shipped model, and a change to the model is
 chosen by the held-out table of `calibration_holdout.py` (shipped rows only), then measured here.
@@ -37,18 +40,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from advisor.core.catalogue.catalogue import load_catalogue
 from advisor.core.hardware.profile import Host
 from advisor.core.infra.units import GiB
-from advisor.core.predict.conditions.workloads import custom_workload
+from advisor.core.predict.conditions.workloads import Workload, custom_workload
 from advisor.core.predict.fitting.shipped import load_speed_model
 from advisor.core.predict.model import speed_model
+from advisor.core.predict.model.efficiency import efficiency_class
 from advisor.core.predict.model.observations import Observation, Skipped, observations_from_rows
 from advisor.core.predict.model.speed_model import SpeedModel
 from advisor.core.predict.projecting.projection import Target, project
 from advisor.core.predict.projecting.reference import Reference
 
 FOLDER = Path(__file__).resolve().parent / "kept_aside"
+# the sets: issue 14's two sources (the folder's own files), and the sources issue 37 names
+SETS = {"issue-14": FOLDER, "issue-37": FOLDER / "issue-37"}
 HOST = Host(256 * GiB, 100e9)  # a host that never limits a card
 DECODE = custom_workload(0, 128)  # tg128 from an empty cache
-PREFILL = custom_workload(512, 1)  # pp512
+NEW_BUILDS = "2025-06"  # issue 37's "current builds"
 
 
 @dataclass(frozen=True)
@@ -61,13 +67,13 @@ class Kept:
     host_limited: bool
 
 
-def kept_aside() -> tuple[list[Kept], list[Skipped]]:
-    """The kept-aside rows: each names its catalogue record (`catalogue_id`); a row without
-    one is skipped, never resolved by its name."""
+def kept_aside(folder: Path = FOLDER) -> tuple[list[Kept], list[Skipped]]:
+    """The kept-aside rows of one set: each names its catalogue record (`catalogue_id`); a row
+    without one is skipped, never resolved by its name."""
     catalogue = load_catalogue()
     kept: list[Kept] = []
     skipped: list[Skipped] = []
-    for path in sorted(FOLDER.glob("*.csv")):
+    for path in sorted(folder.glob("*.csv")):
         with open(path, encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh))
         for row in rows:
@@ -140,8 +146,8 @@ def check(
     for k in rows:
         o = k.obs
         target = Target(o.device, backend=o.backend)
-        for kind, workload, measured in (("decode", DECODE, o.tg_tps),
-                                         ("prefill", PREFILL, o.pp_tps)):  # fmt: skip
+        for kind, workload, measured in (("decode", _decode_workload(o), o.tg_tps),
+                                         ("prefill", _prefill_workload(o), o.pp_tps)):  # fmt: skip
             if not measured:
                 continue
             p = project(o.facts, target, workload, host=HOST, model=model)
@@ -153,6 +159,18 @@ def check(
             if tps and low and high:
                 out.append(Checked(o, kind, tps, low, high, basis, k.host_limited))
     return out
+
+
+def _decode_workload(o: Observation) -> Workload:
+    """The row's own decode test (tg128, `tg128 @ d4096`) as a workload."""
+    t = o.decode_test
+    return custom_workload(0, t.generated_tokens, history_tokens=t.depth)
+
+
+def _prefill_workload(o: Observation) -> Workload:
+    """The row's own prefill test (pp512, `pp2048 @ d4096`) as a workload."""
+    t = o.prefill_test
+    return custom_workload(t.prompt_tokens, 1, history_tokens=t.depth)
 
 
 def transferred(rows: list[Kept]) -> list[float]:
@@ -183,20 +201,59 @@ def _p90(values: list[float]) -> float:
 
 
 def line(label: str, rows: list[Checked]) -> str:
+    """One group: rows, median and p90 error, the signed median (measured / predicted - 1: +
+    where the model is low), the share inside the band and the band's median width."""
     if not rows:
-        return f"{label:28s} {0:5d}"
+        return f"{label:34s} {0:5d}"
     errors = [r.error for r in rows]
+    signed = statistics.median(r.measured / r.predicted - 1 for r in rows)
     inside = sum(r.inside for r in rows) / len(rows)
     width = statistics.median(r.high / r.low for r in rows)
     return (
-        f"{label:28s} {len(rows):5d} {statistics.median(errors):7.1%} {_p90(errors):7.1%} "
-        f"{inside:8.0%} {width:6.2f}"
+        f"{label:34s} {len(rows):5d} {statistics.median(errors):7.1%} {_p90(errors):7.1%} "
+        f"{signed:+7.1%} {inside:8.0%} {width:6.2f}"
     )
+
+
+HEADER = f"{'':34s} {'rows':>5s} {'median':>7s} {'p90':>7s} {'signed':>7s} {'in band':>8s} " + (
+    f"{'hi/lo':>6s}"
+)
+
+
+def new_build(c: Checked) -> bool:
+    """Measured on a 2025-06 or later llama.cpp (issue 37's current builds)."""
+    return c.obs.era != "old" and bool(c.obs.date) and c.obs.date[:7] >= NEW_BUILDS
+
+
+def acceptance(checked: list[Checked]) -> None:
+    """Issue 37's acceptance lines on these rows: decode of GeForce and RTX PRO cards on
+    2025-06+ builds and of Apple chips, signed per class; CUDA prefill on those builds; band
+    coverage on CUDA and Metal and the decode band's width."""
+    rows = [c for c in checked if not c.host_limited and c.obs.era != "old"]
+    decode = [c for c in rows if c.kind == "decode"]
+    nv = [c for c in decode if efficiency_class(c.obs.device) in ("geforce", "nv-workstation")
+          and new_build(c)]  # fmt: skip
+    apple = [c for c in decode if efficiency_class(c.obs.device).startswith("apple-")]
+    print("\nissue 37's acceptance lines (current builds; host-limited rows apart)")
+    print(HEADER)
+    print(line("decode GeForce+RTX PRO 2025-06+, Apple", nv + apple))
+    for cls in sorted({efficiency_class(c.obs.device) for c in nv + apple}):
+        print(line(f"  class {cls}", [c for c in nv + apple
+                                       if efficiency_class(c.obs.device) == cls]))  # fmt: skip
+    for device in sorted({c.obs.device.name for c in nv + apple}):
+        print(line(f"    {device}", [c for c in nv + apple if c.obs.device.name == device]))
+    cuda_pp = [c for c in rows if c.kind == "prefill" and c.obs.backend == "cuda" and new_build(c)]
+    print(line("prefill CUDA 2025-06+", cuda_pp))
+    for backend in ("cuda", "metal"):
+        for kind in ("decode", "prefill"):
+            sel = [c for c in rows if c.kind == kind and c.obs.backend == backend]
+            print(line(f"{kind} {backend} (band coverage)", sel))
+    print(line("decode, every backend (band width)", decode))
 
 
 def report(checked: list[Checked]) -> None:
     current = [c for c in checked if c.obs.era != "old"]
-    print(f"\n{'':28s} {'rows':>5s} {'median':>7s} {'p90':>7s} {'in band':>8s} {'hi/lo':>6s}")
+    print("\n" + HEADER)
     for kind in ("decode", "prefill"):
         limited = [c for c in current if c.kind == kind and c.host_limited]
         rows = [c for c in current if c.kind == kind and not c.host_limited]
@@ -217,8 +274,10 @@ def report(checked: list[Checked]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", action="store_true", help="print every row")
+    ap.add_argument("--set", choices=sorted(SETS), default="issue-14",
+                    help="which kept-aside sources (default: issue 14's)")  # fmt: skip
     args = ap.parse_args()
-    kept, skipped = kept_aside()
+    kept, skipped = kept_aside(SETS[args.set])
     obs = [k.obs for k in kept]
     print(f"{len(obs)} kept-aside rows used from {len({o.source_url for o in obs})} threads, "
           f"{len({o.device.id for o in obs})} devices; {len(skipped)} skipped")  # fmt: skip
@@ -229,6 +288,7 @@ def main() -> int:
         print(f"  skipped {n:3d}: {reason}")
     checked = check(kept)
     report(checked)
+    acceptance(checked)
     dated = check(kept, at_row_date=True)
     print("\nthe same rows predicted for the llama.cpp of each row's own date (not today's):")
     for kind in ("decode", "prefill"):

@@ -48,7 +48,7 @@ def test_no_shipped_row_comes_from_a_kept_aside_thread():
 
 
 def test_the_fit_holds_no_kept_aside_row():
-    kept = [r for p in KEPT.glob("*.csv") for r in _rows(p)]
+    kept = [r for p in KEPT.rglob("*.csv") for r in _rows(p)]
     fitted = {
         (o.source_url, round(o.tg_tps or 0, 2), round(o.pp_tps or 0, 2))
         for o in load_speed_model().observations
@@ -60,3 +60,47 @@ def test_the_fit_holds_no_kept_aside_row():
             round(float(r["pp_tps"] or 0), 2),
         )
         assert key not in fitted, key
+
+
+# the sources issue 37 keeps aside to check the prediction (its "Data rules")
+KEPT_37_REPOS = (
+    "github.com/pendakwahteknologi/benchmark-rtx5090",
+    "github.com/wesley-jakob-gilbert/intel-arc-gpu-benchmarks",
+    "github.com/huppiflupp/strix-halo-llm-speeds",
+)
+KEPT_37_THREADS = ("issues/9765", "issues/10982", "pull/13326", "pull/15355", "pull/15427",
+                   "pull/15631", "pull/16827", "pull/16834")  # fmt: skip
+LLAMA_CPP = re.compile(r"github\.com/(?:ggml-org|ggerganov)/llama\.cpp/((?:issues|pull)/\d+)\b")
+
+
+def _issue_37_source(url: str) -> bool:
+    url = url.lower()
+    if any(repo in url for repo in KEPT_37_REPOS):
+        return True
+    if "forums.developer.nvidia.com" in url and "mxfp4" in url:
+        return True
+    return any(m.group(1) in KEPT_37_THREADS for m in LLAMA_CPP.finditer(url))
+
+
+def test_issue_37s_kept_aside_sources_are_recognised():
+    assert _issue_37_source("https://github.com/ggml-org/llama.cpp/pull/15355#issuecomment-1")
+    assert _issue_37_source("https://github.com/ggerganov/llama.cpp/issues/9765")
+    assert _issue_37_source("https://github.com/Wesley-Jakob-Gilbert/Intel-Arc-GPU-Benchmarks")
+    assert not _issue_37_source("https://github.com/ggml-org/llama.cpp/issues/10981")
+    assert not _issue_37_source("https://github.com/ggml-org/llama.cpp/pull/153550")
+
+
+def test_no_shipped_file_cites_a_source_issue_37_keeps_aside():
+    shipped = [p for p, _ in data_files()]
+    shipped += sorted((ROOT / "device_db" / "devices").rglob("*.json"))
+    shipped += sorted((ROOT / "resources" / "data").glob("*.md"))
+    for path in shipped:
+        text = path.read_text(encoding="utf-8")
+        for url in re.findall(r"https?://[^\s\"',)|]+", text):
+            assert not _issue_37_source(url), f"{path.name} cites {url}"
+
+
+def test_issue_37s_kept_aside_rows_are_all_from_its_sources():
+    for path in sorted((KEPT / "issue-37").glob("*.csv")):
+        for row in _rows(path):
+            assert _issue_37_source(row["source_url"]), row["source_url"]
