@@ -2,6 +2,7 @@
 
     .venv/bin/python docs/screenshots/take.py          # docs/screenshots/<page>-<theme>.png
     ONLY=upgrade,compare .venv/bin/python docs/screenshots/take.py   # those pages alone
+    ONLY=upgrade-hybrid .venv/bin/python docs/screenshots/take.py    # gpt-oss 120B over card + RAM
 
 The window is the app's own (build_window, this machine's real detection, the real history of
 a scratch ADVISOR_HOME with one real benchmark in it: made with `advisor bench` first when
@@ -127,7 +128,29 @@ def shoot(theme: str) -> None:
             table.selectionModel().select(table.model().index(2, 0), flags.Select | flags.Rows)
         wait(app, 4)
         window.grab().save(str(OUT / f"{name}-{theme}.png"))
+    if not only or "upgrade-hybrid" in only:
+        hybrid_shot(app, window, services, theme)
     services.bench.shutdown()
+
+
+def hybrid_shot(app, window, services, theme: str) -> None:
+    """gpt-oss 120B, bigger than any consumer card, on a PC with 64 GB of RAM read at 30 GB/s:
+    the Upgrade page ranks cards that run it with the experts in RAM, the fastest selected."""
+    services.choose_shape("gpt-oss-120b", "mxfp4")
+    window.show_page("Upgrade")
+    panel = window.upgrade
+    for field, text in ((panel.host.ram, "64"), (panel.host.speed, "30")):
+        field.setText(text)
+        field.editingFinished.emit()
+    wait_for(app, lambda: panel.ranking is not None
+             and any("faster RAM" in c.kind for c in panel.ranking.candidates))  # fmt: skip
+    wait(app, 5)  # the RAM size and its speed each re-rank: let the second one land
+    hybrid = [c for c in panel.ranking.candidates if c.projection.fits == "hybrid"]
+    if hybrid:
+        panel.table.selectRow(panel.ranking.candidates.index(hybrid[0]))
+        wait_for(app, lambda: "llama-server -m MODEL.gguf" in panel.answer.text())
+    wait(app, 3)
+    window.grab().save(str(OUT / f"upgrade-hybrid-{theme}.png"))
 
 
 if __name__ == "__main__":
