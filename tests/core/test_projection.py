@@ -789,3 +789,10 @@ def test_seed_verdict_says_what_changes_in_seconds(cat, nemo):
     assert summarise.feel.startswith("Summarise a document: it answers in ")
     assert "min" in summarise.feel.split("instead of")[1]
     assert summarise.before_s > 60 and summarise.after_s < 15
+
+
+def test_a_wait_in_words_never_reads_as_no_wait():
+    from advisor.core.predict.advising.feel import seconds
+
+    assert seconds(0.02) == "20 ms" and seconds(0.0001) == "<1 ms"
+    assert seconds(0.4) == "0.4 s" and seconds(12) == "12 s" and seconds(200) == "3 min 20 s"

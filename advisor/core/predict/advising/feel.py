@@ -29,7 +29,9 @@ JUST_NOTICEABLE_SHARE = 0.2
 
 
 def seconds(value: float) -> str:
-    """'0.4 s', '12 s', '3 min 20 s', '1 h 05 min': a wait in words."""
+    """'20 ms', '0.4 s', '12 s', '3 min 20 s', '1 h 05 min': a wait in words."""
+    if value < 0.1:  # '0.0 s' would say no wait at all
+        return "<1 ms" if value < 0.0005 else f"{value * 1000:.0f} ms"
     if value < 10:
         return f"{value:.1f} s"
     if value < 60:
