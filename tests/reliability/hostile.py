@@ -179,3 +179,16 @@ def fail_writes(monkeypatch, err: int) -> None:
         raise OSError(err, os.strerror(err))
 
     monkeypatch.setattr(atomic.tempfile, "mkstemp", refuse)
+
+
+def deny_reading(monkeypatch, denied: Path) -> None:
+    """Reading this one file fails as a file without read permission would (injected: this
+    CI runs as root, and root reads anything); every other file reads as usual."""
+    real_read = Path.read_bytes
+
+    def read(path: Path) -> bytes:
+        if path == denied:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_read(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read)

@@ -29,6 +29,7 @@ from tests.reliability.hostile import (
     BENCH_WRITES,
     advisor_process,
     all_json_files_valid,
+    deny_reading,
     fail_writes,
     one_line,
     saved_names,
@@ -439,14 +440,7 @@ class TestDamagedStore:
         log = seed_workloads(home, "earlier")
         store = home / "data" / "workloads.json"
         before = snapshot(home)
-        real_read = Path.read_bytes
-
-        def denied(path: Path) -> bytes:
-            if path == store:
-                raise PermissionError(13, "Permission denied", str(path))
-            return real_read(path)
-
-        monkeypatch.setattr(Path, "read_bytes", denied)
+        deny_reading(monkeypatch, store)
         argv = {
             "import": ["workload", "import", str(log), "--name", "new"],
             "delete": ["workload", "delete", "earlier"],

@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -23,6 +22,7 @@ from tests.reliability.hostile import (
     JSONL_LINE,
     LM_STUDIO,
     advisor_process,
+    deny_reading,
     fail_writes,
     hostile_files,
     one_line,
@@ -301,14 +301,7 @@ class TestTheAppAlwaysStarts:
         path.parent.mkdir(parents=True)
         path.write_text('{"reps": 3, "prices_usd": {"nvidia-geforce-rtx-4090": 1599}}')
         before = path.read_bytes()
-        real_read = Path.read_bytes
-
-        def denied(p: Path) -> bytes:
-            if p == path:
-                raise PermissionError(13, "Permission denied", str(p))
-            return real_read(p)
-
-        monkeypatch.setattr(Path, "read_bytes", denied)
+        deny_reading(monkeypatch, path)
         told: list[str] = []
         store = SettingsStore.open(path)
         store.on_write_error = told.append
