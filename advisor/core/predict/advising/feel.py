@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from advisor.core.infra.units import fmt_seconds
+
 if TYPE_CHECKING:
     from advisor.core.predict.projecting.projection_types import Projection
 
@@ -30,8 +32,8 @@ JUST_NOTICEABLE_SHARE = 0.2
 
 def seconds(value: float) -> str:
     """'20 ms', '0.4 s', '12 s', '3 min 20 s', '1 h 05 min': a wait in words."""
-    if value < 0.1:  # '0.0 s' would say no wait at all
-        return "<1 ms" if value < 0.0005 else f"{value * 1000:.0f} ms"
+    if value < 0.1:  # '0.0 s' would say no wait at all: the app's milliseconds
+        return fmt_seconds(value)
     if value < 10:
         return f"{value:.1f} s"
     if value < 60:
