@@ -185,8 +185,9 @@ def main() -> int:
     obs, skipped = load_observations()
     if args.search_prefill:
         chosen = search_prefill_layer(obs)
-        print("prefill per-layer cost, held-out choice (ms per micro-batch, MoE factor): "
-              + ", ".join(f"{b} {c.seconds * 1e3:g}/{c.moe_factor:g}"
+        print("prefill per-layer cost, held-out choice (ms per micro-batch, speed exponent, "
+              "MoE factor): "
+              + ", ".join(f"{b} {c.seconds * 1e3:g}/{c.speed_exponent:g}/{c.moe_factor:g}"
                           for b, c in chosen.items()))  # fmt: skip
         return 0
     if args.consistency:  # every row, those already set aside by hand included

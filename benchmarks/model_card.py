@@ -294,7 +294,7 @@ def render_card(model: SpeedModel, saved: dict[str, Any]) -> str:
     w("**Prefill** (a prompt in micro-batches of up to 512 tokens) is compute-bound:")
     w("")
     w("    1 / tokens_per_s = prompt_flops(depth) / (usable_peak x prefill_share)")
-    w("                     + layer_cost_per_batch(backend, model) / tokens_in_batch")
+    w("                     + layer_cost_per_batch(backend, device, model) / tokens_in_batch")
     w("")
     w(
         f"- `prompt_flops`: 2 per weight a prompt token multiplies (not the output head, which a "
@@ -326,7 +326,9 @@ def render_card(model: SpeedModel, saved: dict[str, Any]) -> str:
         f"| decode share of bandwidth, {code('share')} | ridge fit ({code('ridge')}) of each "
         f"decode row's share after its fixed costs ({code('rows')}); terms: backend, class, "
         "backend x class, architecture, device, device x backend, quant kind (per backend), "
-        "MoE, build era, device x old era, bandwidth and date covariates, source; penalties "
+        "MoE (per backend, and per backend x chip generation and backend x device: a "
+        "mixture's scattered expert reads), build era, device x old era, bandwidth and date "
+        "covariates, source; penalties "
         f"{_penalties(shares.DECODE_PENALTIES)} | the backend terms alone, as a share: "
         f"{_shares(model, 'decode')} |"
     )
@@ -349,7 +351,9 @@ def render_card(model: SpeedModel, saved: dict[str, Any]) -> str:
     )
     w(
         f"| prefill layer cost per micro-batch, {code('prefill')} | held-out search "
-        f"({code('prefill search')}) | {_layer_costs(p.layer_s, 'ms')} |"
+        f"({code('prefill search')}): seconds per layer per micro-batch on a 30-TFLOPS "
+        "device, scaled by the device's FP32 speed to an exponent, and a factor for a MoE "
+        f"layer | {_layer_costs(p.layer_s, 'ms')} |"
     )
     w(
         f"| attention share (deep context), {code('attention')} | median over published depth "

@@ -15,10 +15,11 @@ from advisor.core.model.facts import facts_from_shape
 from advisor.core.model.shapes import get_shape
 from advisor.core.predict.advising.feel import UNNOTICED_S
 from advisor.core.predict.advising.verdict import upgrade_verdict
+from advisor.core.predict.conditions.test_point import TestPoint
 from advisor.core.predict.conditions.workloads import PRESETS, custom_workload, get_workload
 from advisor.core.predict.fitting.shipped import load_speed_model
 from advisor.core.predict.model.efficiency import RidgeFit
-from advisor.core.predict.model.speed_model import DecodeFit, PrefillFit, SpeedModel
+from advisor.core.predict.model.speed_model import DecodeFit, LayerCost, PrefillFit, SpeedModel
 from advisor.core.predict.physics import ceilings
 from advisor.core.predict.physics.ceilings import usable_peak
 from advisor.core.predict.physics.memory import DEDICATED_RESERVE_BYTES
@@ -112,6 +113,22 @@ def test_prefill_pays_a_fixed_cost_per_layer_per_512_token_batch(cat, nemo):
         )
 
     assert kept(tiny) < 0.15 and 0.5 < kept(nemo) < 0.8
+
+
+def test_a_faster_card_pays_less_of_prefills_per_layer_cost(cat, nemo):
+    # the cost is stated for a 30-TFLOPS card and scaled by its FP32 speed to the exponent:
+    # a layer's small kernels (norms, rope, softmax, launches) run sooner on a faster GPU
+    cost = LayerCost(0.5e-3, 0.5)
+    for name in ("RTX 3060 12GB", "RTX 4090"):
+        gpu = cat.resolve(name)
+        fit = PrefillFit({"cuda": cost}, RidgeFit({"b:cuda": math.log(0.5)}))
+        peak = usable_peak(gpu, "cuda", True)
+        layer_s = 0.5e-3 * (30.0 / gpu.fp32_tflops) ** 0.5
+        batch_s = 512 * nemo.prompt_flops_per_token(256) / (0.5 * peak) + layer_s * nemo.n_layers
+        assert fit.tps(gpu, "cuda", nemo, TestPoint(prompt_tokens=512)) == pytest.approx(
+            512 / batch_s
+        )
+    assert cat.resolve("RTX 4090").fp32_tflops > 30.0 > cat.resolve("RTX 3060 12GB").fp32_tflops
 
 
 def test_batched_decode_shares_weights_and_pays_compute(cat, nemo):

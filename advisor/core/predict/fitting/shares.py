@@ -58,18 +58,19 @@ MOE_FACTOR_GRID = (1.0, 1.5, 2.0, 2.5, 3.0)  # the decode search's MoE-layer fac
 DECODE_FLOP_SHARE: dict[str, float] = {"cpu": 0.25}
 # the CPU arithmetic share's search (None: no such term)
 DECODE_FLOP_SHARE_GRID = (None, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0)
-# prefill's fixed cost per layer per micro-batch, per backend (LayerCost: seconds, and its
+# prefill's fixed cost per layer per micro-batch, per backend (LayerCost: seconds on a
+# 30-TFLOPS device, scaled to the device's FP32 speed to an exponent as decode's is, and its
 # factor for a mixture of experts' layers, which launch a router and a small matrix product
 # per expert used), chosen by held-out prefill error (speed_fit.search_prefill_layer;
 # `calibration_holdout.py --search-prefill`); its grid stops at 1 ms, several times what a
 # layer's launches cost, so that it stays a fixed cost and does not stand in for a model-size
 # effect. The CPU backend launches no kernels: none there.
 PREFILL_LAYER_S = {
-    "cuda": LayerCost(0.5e-3, 0.0, 4.0),
-    "metal": LayerCost(0.1e-3),
-    "rocm": LayerCost(1.0e-3, 0.0, 3.0),
-    "sycl": LayerCost(0.3e-3, 0.0, 8.0),
-    "vulkan": LayerCost(1.0e-3),
+    "cuda": LayerCost(0.7e-3, 0.5, 4.0),
+    "metal": LayerCost(0.5e-3, 0.25),
+    "rocm": LayerCost(1.0e-3, 0.25, 3.0),
+    "sycl": LayerCost(0.2e-3, 0.0, 8.0),
+    "vulkan": LayerCost(1.0e-3, 0.75, 3.0),
 }
 PREFILL_MOE_FACTOR_GRID = (1.0, 2.0, 3.0, 4.0, 6.0, 8.0)  # the prefill search's MoE factors
 PREFILL_LAYER_GRID_MS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)  # and its seconds, to 1 ms
@@ -104,7 +105,7 @@ def decode_row(o: Observation, t_layer: LayerCost, flop_share: dict[str, float],
     share = o.decode_bytes / (o.device.bandwidth_bytes_per_s * max(seconds, 0.3 / o.tg_tps))
     weight = row_weight(o, old_weight)
     key = Key(o.device, o.backend, o.quant_kind, o.moe, o.era,
-                decode_covariates(o.device, o.date), o.source_url)  # fmt: skip
+                decode_covariates(o.device, o.date, o.moe), o.source_url)  # fmt: skip
     return Row(key, math.log(share), o.source_url, weight)
 
 

@@ -8,6 +8,7 @@ was run on; the app reads the fitted shares and checks the fingerprint.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from collections.abc import Iterable, Sequence
@@ -150,7 +151,7 @@ def _held_out_error(rows: Iterable[HeldOut]) -> float:
     return float(np.mean(errors)) if errors else math.inf
 
 
-LAYER_SEARCH_ROUNDS = 2  # passes over a layer cost's terms: a second pass changed nothing
+LAYER_SEARCH_ROUNDS = 2  # passes over every backend's terms
 
 
 def _search_layer_costs(
@@ -159,8 +160,11 @@ def _search_layer_costs(
     grids: Sequence[tuple[str, Sequence[float]]],
 ) -> dict[str, LayerCost]:
     """A per-backend LayerCost by held-out error (not the CPU's, which launches no kernels):
-    one backend at a time, the others at their values so far (none to start), its terms in
-    turn over their grids, LAYER_SEARCH_ROUNDS times over; each trial scored on that
+    one backend at a time, the others at their values so far (none to start), its seconds
+    over their grid, then its speed exponent and MoE factor over every pair of theirs (the
+    two trade against each other: a faster card's MoE layer); LAYER_SEARCH_ROUNDS passes
+    over every backend, so that each backend's final choice is scored with the others' (a
+    backend's cost moves the shared class terms of the fit); each trial scored on that
     backend's held-out rows of `kind` from current builds."""
     chosen = {b: LayerCost() for b in sorted({o.backend for o in obs if o.backend != "cpu"})}
 
@@ -172,13 +176,12 @@ def _search_layer_costs(
             rows = held_out(obs, prefill_layer_s=costs, kinds=("prefill",), backend=b)
         return _held_out_error(rows)
 
-    for b in chosen:
-        best = LayerCost(0.0, 0.0, 1.0)
-        for _ in range(LAYER_SEARCH_ROUNDS):
-            for field, grid in grids:
-                trials = [replace(best, **{field: v}) for v in grid]
-                best = min(trials, key=lambda c: (score(b, c), c.to_json()))
-        chosen[b] = best
+    for _ in range(LAYER_SEARCH_ROUNDS):
+        for b in chosen:
+            for step in (("seconds",), ("speed_exponent", "moe_factor")):
+                values = itertools.product(*(dict(grids)[field] for field in step))
+                trials = [replace(chosen[b], **dict(zip(step, v, strict=True))) for v in values]
+                chosen[b] = min(trials, key=lambda c: (score(b, c), c.to_json()))
     return chosen
 
 
@@ -196,10 +199,12 @@ def search_prefill_layer(obs: Sequence[Observation]) -> dict[str, LayerCost]:
     """Prefill's per-layer cost per backend by held-out error: seconds per layer per
     micro-batch over PREFILL_LAYER_GRID_MS (it stops at 1 ms, several times what a layer's
     launches cost, so that it stays a fixed cost and does not stand in for a model-size
-    effect), and the MoE factor (a mixture of experts' layer launches its router and one
+    effect), the speed exponent (as decode's: a faster GPU runs a layer's small kernels
+    sooner), and the MoE factor (a mixture of experts' layer launches its router and one
     small matrix product per expert used)."""
     return _search_layer_costs(obs, "prefill", (
         ("seconds", [ms * 1e-3 for ms in PREFILL_LAYER_GRID_MS]),
+        ("speed_exponent", SPEED_EXPONENT_GRID),
         ("moe_factor", PREFILL_MOE_FACTOR_GRID),
     ))  # fmt: skip
 

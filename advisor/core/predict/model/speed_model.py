@@ -49,15 +49,18 @@ TILE_TOKENS = 32  # tokens per tile of its matrix kernels (mmq)
 
 def decode_key(device: Device, backend: str, facts: ModelFacts, era: str = "current") -> E.Key:
     return E.Key(device, backend, E.quant_kind(facts.file_type), facts.is_moe, era,
-                 decode_covariates(device, PREDICT_AT))  # fmt: skip
+                 decode_covariates(device, PREDICT_AT, facts.is_moe))  # fmt: skip
 
 
-def decode_covariates(device: Device, date: str) -> tuple:
-    """Faster memory is harder to saturate: the share falls with the bandwidth."""
-    return (
-        ("log_bw", "cov", math.log(device.bandwidth_bytes_per_s / 500e9)),
-        ("year", "year", years(date)),
-    )
+def decode_covariates(device: Device, date: str, moe: bool = False) -> tuple:
+    """Faster memory is harder to saturate: the share falls with the bandwidth. A mixture of
+    experts' scattered expert reads have a share of their own per chip generation and device
+    (so a device's MoE rows move its dense prediction less)."""
+    terms = [("log_bw", "cov", math.log(device.bandwidth_bytes_per_s / 500e9)),
+             ("year", "year", years(date))]  # fmt: skip
+    if moe:
+        terms += [(f"moe:{device.arch or '-'}", "class", 1.0), (f"moe:{device.id}", "device", 1.0)]
+    return tuple(terms)
 
 
 def prefill_covariates(device: Device, backend: str, facts: ModelFacts, date: str) -> tuple:
@@ -74,9 +77,8 @@ def prefill_covariates(device: Device, backend: str, facts: ModelFacts, date: st
     )
 
 
-def matvec_s(
-    device: Device, backend: str, facts: ModelFacts, flop_share: dict[str, float]
-) -> float:
+def matvec_s(device: Device, backend: str, facts: ModelFacts, flop_share: dict[str, float]
+             ) -> float:  # fmt: skip
     """Seconds a decoded token's matrix-vector arithmetic adds where it does not hide under
     the weight stream (the CPU backend; 0 elsewhere)."""
     share = flop_share.get(backend)
@@ -155,7 +157,7 @@ class DecodeFit:
 
     def tps(self, o: Observation) -> float:
         key = E.Key(o.device, o.backend, o.quant_kind, o.moe, "current",
-                    decode_covariates(o.device, PREDICT_AT))  # fmt: skip
+                    decode_covariates(o.device, PREDICT_AT, o.moe))  # fmt: skip
         seconds = o.decode_bytes / (o.device.bandwidth_bytes_per_s * self.share(key))
         fixed = self.layers_s(o.device, o.backend, o.facts)
         return 1.0 / (seconds + fixed + matvec_s(o.device, o.backend, o.facts, self.flop_share))
