@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -157,7 +157,7 @@ LAYER_SEARCH_ROUNDS = 2  # passes over every backend's terms
 def _search_layer_costs(
     obs: Sequence[Observation],
     kind: str,
-    grids: Sequence[tuple[str, Sequence[float]]],
+    grids: Mapping[str, Sequence[float]],
 ) -> dict[str, LayerCost]:
     """A per-backend LayerCost by held-out error (not the CPU's, which launches no kernels):
     one backend at a time, the others at their values so far (none to start), its seconds
@@ -176,11 +176,15 @@ def _search_layer_costs(
             rows = held_out(obs, prefill_layer_s=costs, kinds=("prefill",), backend=b)
         return _held_out_error(rows)
 
+    steps = [
+        [{"seconds": s} for s in grids["seconds"]],
+        [{"speed_exponent": x, "moe_factor": m}
+         for x, m in itertools.product(grids["speed_exponent"], grids["moe_factor"])],
+    ]  # fmt: skip
     for _ in range(LAYER_SEARCH_ROUNDS):
         for b in chosen:
-            for step in (("seconds",), ("speed_exponent", "moe_factor")):
-                values = itertools.product(*(dict(grids)[field] for field in step))
-                trials = [replace(chosen[b], **dict(zip(step, v, strict=True))) for v in values]
+            for step in steps:
+                trials = [replace(chosen[b], **values) for values in step]
                 chosen[b] = min(trials, key=lambda c: (score(b, c), c.to_json()))
     return chosen
 
@@ -188,11 +192,11 @@ def _search_layer_costs(
 def search_decode_layer(obs: Sequence[Observation]) -> dict[str, LayerCost]:
     """Decode's per-layer cost per backend by held-out error: seconds per layer per token
     over T_LAYER_GRID_US, the speed exponent, the MoE factor."""
-    return _search_layer_costs(obs, "decode", (
-        ("seconds", [us * 1e-6 for us in T_LAYER_GRID_US]),
-        ("speed_exponent", SPEED_EXPONENT_GRID),
-        ("moe_factor", MOE_FACTOR_GRID),
-    ))  # fmt: skip
+    return _search_layer_costs(obs, "decode", {
+        "seconds": [us * 1e-6 for us in T_LAYER_GRID_US],
+        "speed_exponent": SPEED_EXPONENT_GRID,
+        "moe_factor": MOE_FACTOR_GRID,
+    })  # fmt: skip
 
 
 def search_prefill_layer(obs: Sequence[Observation]) -> dict[str, LayerCost]:
@@ -202,11 +206,11 @@ def search_prefill_layer(obs: Sequence[Observation]) -> dict[str, LayerCost]:
     effect), the speed exponent (as decode's: a faster GPU runs a layer's small kernels
     sooner), and the MoE factor (a mixture of experts' layer launches its router and one
     small matrix product per expert used)."""
-    return _search_layer_costs(obs, "prefill", (
-        ("seconds", [ms * 1e-3 for ms in PREFILL_LAYER_GRID_MS]),
-        ("speed_exponent", SPEED_EXPONENT_GRID),
-        ("moe_factor", PREFILL_MOE_FACTOR_GRID),
-    ))  # fmt: skip
+    return _search_layer_costs(obs, "prefill", {
+        "seconds": [ms * 1e-3 for ms in PREFILL_LAYER_GRID_MS],
+        "speed_exponent": SPEED_EXPONENT_GRID,
+        "moe_factor": PREFILL_MOE_FACTOR_GRID,
+    })  # fmt: skip
 
 
 def search_old_weight(obs: Sequence[Observation]) -> float:

@@ -77,8 +77,9 @@ def prefill_covariates(device: Device, backend: str, facts: ModelFacts, date: st
     )
 
 
-def matvec_s(device: Device, backend: str, facts: ModelFacts, flop_share: dict[str, float]
-             ) -> float:  # fmt: skip
+def matvec_s(
+    device: Device, backend: str, facts: ModelFacts, flop_share: dict[str, float]
+) -> float:
     """Seconds a decoded token's matrix-vector arithmetic adds where it does not hide under
     the weight stream (the CPU backend; 0 elsewhere)."""
     share = flop_share.get(backend)
@@ -156,8 +157,7 @@ class DecodeFit:
         return cost.all_layers_s(device, facts) if cost else 0.0
 
     def tps(self, o: Observation) -> float:
-        key = E.Key(o.device, o.backend, o.quant_kind, o.moe, "current",
-                    decode_covariates(o.device, PREDICT_AT, o.moe))  # fmt: skip
+        key = decode_key(o.device, o.backend, o.facts)
         seconds = o.decode_bytes / (o.device.bandwidth_bytes_per_s * self.share(key))
         fixed = self.layers_s(o.device, o.backend, o.facts)
         return 1.0 / (seconds + fixed + matvec_s(o.device, o.backend, o.facts, self.flop_share))
