@@ -39,6 +39,7 @@ CODE = {
     "step bytes": "advisor.core.predict.physics.ceilings:step_weight_bytes",
     "kv bytes": "advisor.core.model.facts:ModelFacts.kv_cache_bytes",
     "share": "advisor.core.predict.model.efficiency:features",
+    "ceiling": "advisor.core.predict.model.speed_model:DecodeParams.memory_s",
     "decode step": "advisor.core.predict.model.speed_model:SpeedModel.step",
     "layer cost": "advisor.core.predict.model.speed_model:LayerCost.all_layers_s",
     "matvec": "advisor.core.predict.model.speed_model:matvec_s",
@@ -274,6 +275,7 @@ def render_card(model: SpeedModel, saved: dict[str, Any]) -> str:
     w("    1 / tokens_per_s = (weights_read + streams x kv_bytes(depth)) / (bandwidth x share)")
     w("                     + layer_cost(backend, device, model)        # GPU backends")
     w("                     + flops_per_token / (usable_peak x flop_share)  # the CPU backend")
+    w("    # the first two terms together never below (weights_read + kv) / bandwidth: the ceiling")
     w("")
     w(
         f"- `weights_read`: the active weights ({code('step bytes')}), for a mixture of experts "
@@ -288,7 +290,11 @@ def render_card(model: SpeedModel, saved: dict[str, Any]) -> str:
     )
     w(
         f"- `share` ({code('share')}): fitted (below); `layer_cost` and `flop_share`: chosen by "
-        "held-out search (below)."
+        "held-out search (below). The share is not capped at 1: `layer_cost` is one formula per "
+        "backend, and where it overstates a device's own (a fast card's MoE layers), the share "
+        "takes the difference (capped, it left those cards' predictions below their own rows). "
+        "What no fit may cross is the ceiling: the bytes and cache never take less than "
+        f"they would at the full rated bandwidth with no fixed cost ({code('ceiling')})."
     )
     w("")
     w("**Prefill** (a prompt in micro-batches of up to 512 tokens) is compute-bound:")

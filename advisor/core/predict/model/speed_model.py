@@ -149,18 +149,23 @@ class DecodeFit:
         object.__setattr__(self, "t_layer", layer_costs(self.t_layer))
 
     def share(self, key: E.Key) -> float:
-        return min(1.0, math.exp(self.ridge.log_share(key)))
+        """The fitted share, not capped at 1: where the backend's layer cost overstates a
+        device's, its share takes the difference (DecodeParams.memory_s keeps the ceiling)."""
+        return math.exp(self.ridge.log_share(key))
 
     def layers_s(self, device: Device, backend: str, facts: ModelFacts) -> float:
         """The layers' fixed cost per decoded token, in seconds."""
         cost = self.t_layer.get(backend)
         return cost.all_layers_s(device, facts) if cost else 0.0
 
+    def params(self, device: Device, backend: str, facts: ModelFacts) -> DecodeParams:
+        return DecodeParams(self.share(decode_key(device, backend, facts)),
+                            self.layers_s(device, backend, facts),
+                            matvec_s(device, backend, facts, self.flop_share))  # fmt: skip
+
     def tps(self, o: Observation) -> float:
-        key = decode_key(o.device, o.backend, o.facts)
-        seconds = o.decode_bytes / (o.device.bandwidth_bytes_per_s * self.share(key))
-        fixed = self.layers_s(o.device, o.backend, o.facts)
-        return 1.0 / (seconds + fixed + matvec_s(o.device, o.backend, o.facts, self.flop_share))
+        p = self.params(o.device, o.backend, o.facts)
+        return 1.0 / (p.memory_s(o.decode_bytes, o.device.bandwidth_bytes_per_s) + p.matvec_s)
 
 
 @dataclass(frozen=True)
@@ -181,14 +186,8 @@ class PrefillFit:
                     prefill_covariates(device, backend, facts, PREDICT_AT))  # fmt: skip
         return min(1.0, math.exp(self.ridge.log_share(key))) * peak
 
-    def tps(
-        self,
-        device: Device,
-        backend: str,
-        facts: ModelFacts,
-        test: TestPoint,
-        rate: float | None = None,
-    ) -> float | None:
+    def tps(self, device: Device, backend: str, facts: ModelFacts, test: TestPoint,
+            rate: float | None = None) -> float | None:  # fmt: skip
         """Prompt tokens/s of a test point: each token's FLOPs at the rate (the fit's own
         unless given), at the test's average depth, plus its share of its micro-batch's
         per-layer cost."""
@@ -202,13 +201,17 @@ class PrefillFit:
 
 @dataclass(frozen=True)
 class DecodeParams:
-    share: float  # share of the bandwidth streamed
+    share: float  # share of the bandwidth streamed (above 1: the layer cost overstated here)
     layers_s: float  # the layers' fixed cost per token, all layers
     matvec_s: float = 0.0  # a CPU's matrix-vector arithmetic per token, beside the stream
 
+    def memory_s(self, nbytes: float, bandwidth: float) -> float:
+        """Seconds to stream `nbytes` at the share and pay the layers' fixed cost; never less
+        than the bytes take at the full rated bandwidth (the ceiling no fit may cross)."""
+        return max(nbytes / (bandwidth * self.share) + self.layers_s, nbytes / bandwidth)
+
     @property
-    def fixed_s(self) -> float:
-        """Seconds per token beside the bytes: the layers' fixed cost, a CPU's arithmetic."""
+    def fixed_s(self) -> float:  # beside the bytes: the layers' fixed cost, a CPU's arithmetic
         return self.layers_s + self.matvec_s
 
 
@@ -257,11 +260,7 @@ class SpeedModel:
 
     # --- predictions --------------------------------------------------------------------------
     def decode_params(self, device: Device, backend: str, facts: ModelFacts) -> DecodeParams:
-        return DecodeParams(
-            self.decode_fit.share(decode_key(device, backend, facts)),
-            self.decode_fit.layers_s(device, backend, facts),
-            matvec_s(device, backend, facts, self.decode_fit.flop_share),
-        )
+        return self.decode_fit.params(device, backend, facts)
 
     def cpu_share(self) -> float:
         """The share of RAM bandwidth llama.cpp's CPU backend streams (spilled layers)."""
@@ -350,8 +349,8 @@ class SpeedModel:
         weights = step_weight_bytes(facts, streams)
         kv = facts.kv_cache_bytes(depth, cache_type)
         step_bytes = weights + streams * kv
-        bandwidth = device.bandwidth_bytes_per_s * p.share
-        memory = step_bytes * on_device / bandwidth + p.layers_s
+        bandwidth = device.bandwidth_bytes_per_s * min(p.share, 1.0)
+        memory = p.memory_s(step_bytes * on_device, device.bandwidth_bytes_per_s)
         compute = p.matvec_s / tg_ratio
         if on_device < 1.0 and spill_bandwidth:
             memory += step_bytes * (1.0 - on_device) / (spill_bandwidth * self.cpu_share())
@@ -433,7 +432,7 @@ class SpeedModel:
         cpu_bytes = r.read_bytes("cpu", streams) + kv * (1 - r.kv_gpu_share)
         # every layer keeps its fixed cost wherever it runs: a layer moved to the CPU still
         # launches its operations, each a synchronisation of the CPU's threads
-        gpu = gpu_bytes / (device.bandwidth_bytes_per_s * p.share) + p.layers_s
+        gpu = p.memory_s(gpu_bytes, device.bandwidth_bytes_per_s)
         cpu = cpu_bytes / ram_rate
         trips = r.cpu_expert_layers + (1 if r.cpu_other_bytes else 0)
         memory = (gpu + cpu + HYBRID_ROUND_TRIP_S * trips) / tg_ratio
