@@ -31,6 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from advisor.core.catalogue.catalogue import load_catalogue
+from advisor.core.predict.fitting.bands_fit import cross_source_coverage
 from advisor.core.predict.fitting.consistency import scaling_fits, suspects
 from advisor.core.predict.fitting.holdout import HeldOut
 from advisor.core.predict.fitting.shipped import data_summary, fit_file, fit_to_json
@@ -109,7 +110,8 @@ def source_agreement(obs, residuals: list[HeldOut]) -> dict[str, tuple[list[floa
 
 def checks(model, obs, residuals: list[HeldOut]) -> dict:
     """What the README quotes beside the held-out table, computed now: the seed article's
-    figures and 32 users, the data against itself, and the kept-aside check."""
+    figures and 32 users, the bands on sources they were not built from, the data against
+    itself, and the kept-aside check."""
     agreement = source_agreement(obs, residuals)
     kept, _ = kept_aside()
     checked = [c for c in check(kept, model=model) if c.obs.era != "old" and not c.host_limited]
@@ -122,6 +124,8 @@ def checks(model, obs, residuals: list[HeldOut]) -> dict:
 
     return {
         "seed": seed_and_many_users(model),
+        "bands_across_sources": {f"{kind}_{basis}": r(share) for (kind, basis), share
+                                 in cross_source_coverage(residuals).items()},
         "agreement": {
             f"{kind}_{who}": r(np.median(values[i]))
             for kind, values in agreement.items() for i, who in ((0, "other"), (1, "model"))

@@ -57,6 +57,7 @@ CODE = {
     "held out": "advisor.core.predict.fitting.holdout:held_out",
     "bands": "advisor.core.predict.fitting.bands_fit:bands_from",
     "moe widening": "advisor.core.predict.fitting.bands_fit:moe_widening",
+    "across sources": "advisor.core.predict.fitting.bands_fit:cross_source_coverage",
     "transfer": "advisor.core.predict.fitting.speed_fit:transfer_weights",
     "test point": "advisor.core.predict.conditions.test_point:TestPoint",
     "row conditions": "advisor.core.predict.model.observations:row_conditions",
@@ -438,6 +439,10 @@ def render_card(model: SpeedModel, saved: dict[str, Any]) -> str:
         f"errors cover widen it further ({_widen()}); a device's band stretches to hold its "
         f"own published figure for the very same file ({code('anchors')})."
     )
+    across = saved.get("checks", {}).get("bands_across_sources", {})
+    if across:
+        w("")
+        w(_across_sentence(across))
     w("")
     w("## Held-out evidence")
     w("")
@@ -699,6 +704,10 @@ def render_readme_section(saved: dict[str, Any]) -> str:
             )
         )
         out.append("")
+    across = checks.get("bands_across_sources", {})
+    if across:
+        out.extend(_wrapped(_across_sentence(across)))
+        out.append("")
     kept = checks.get("kept_aside", {})
     if kept:
         out.extend(
@@ -716,6 +725,19 @@ def render_readme_section(saved: dict[str, Any]) -> str:
         out.append("")
     out.append(README_END)
     return "\n".join(out)
+
+
+def _across_sentence(across: dict[str, float]) -> str:
+    """The bands checked on sources they were not built from (bands_fit.cross_source_coverage)."""
+    return (
+        "Bands across sources: built from a random half of the sources "
+        f"({bands_fit.CROSS_SOURCE_SPLITS} halves), "
+        f"a band holds {across['decode_published']:.0%} of the other half's decode errors "
+        f"(*published*) and {across['decode_modelled']:.0%} (*modelled*); prefill "
+        f"{across['prefill_published']:.0%} and {across['prefill_modelled']:.0%}, against the "
+        f"{model_bands.BAND_COVERAGE:.0%} of the errors it was built from "
+        f"({code('across sources')})."
+    )
 
 
 def _wrapped(text: str) -> list[str]:

@@ -10,8 +10,8 @@ from dataclasses import replace
 import pytest
 
 from advisor.core.catalogue.catalogue import load_catalogue
-from advisor.core.predict.fitting.bands_fit import bands_from, moe_widening
-from advisor.core.predict.fitting.holdout import held_out
+from advisor.core.predict.fitting.bands_fit import bands_from, cross_source_coverage, moe_widening
+from advisor.core.predict.fitting.holdout import HeldOut, held_out
 from advisor.core.predict.fitting.shares import (
     DECODE_FLOP_SHARE,
     PREFILL_LAYER_S,
@@ -201,6 +201,27 @@ def test_held_out_errors_and_a_refit_reproduce_the_shipped_fit():
     ]
     for key, band in model.bands.items():
         assert band == pytest.approx(shipped[key], rel=1e-6)
+    # the bands on sources they were not built from, as the card and README quote them
+    across = cross_source_coverage(residuals)
+    quoted = saved["checks"]["bands_across_sources"]
+    assert {f"{k}_{b}": v for (k, b), v in across.items()} == pytest.approx(quoted, abs=2e-3)
+    assert min(across[("decode", b)] for b in ("published", "modelled")) >= 0.8
+
+
+def test_a_band_is_checked_on_the_sources_it_was_not_built_from():
+    # two sources that disagree by 30%: bands built from one hold none of the other's rows
+    obs, _ = load_observations()
+    rows = [HeldOut(o, "decode", o.tg_tps * (1.3 if i % 2 else 1.0), "published")
+            for i, o in enumerate(o for o in obs if o.tg_tps and o.era != "old"
+                                  and o.backend == "cuda" and not o.moe)]  # fmt: skip
+    split = [replace(h, obs=replace(h.obs, source_url=f"source-{i % 2}"))
+             for i, h in enumerate(rows)]  # fmt: skip
+    assert cross_source_coverage(split, splits=4)[("decode", "published")] < 0.5
+    # one source's rows scattered alike on both halves: the bands hold most of the other's
+    alike = [replace(h, obs=replace(h.obs, source_url=f"source-{i % 8}")) for i, h in
+             enumerate(HeldOut(o, "decode", o.tg_tps * (1.0 + 0.02 * (i % 5 - 2)), "published")
+                       for i, o in enumerate(r.obs for r in rows))]  # fmt: skip
+    assert cross_source_coverage(alike, splits=4)[("decode", "published")] > 0.75
 
 
 def _rounded(costs):

@@ -4,6 +4,7 @@ band spans, per kind, backend and basis; what `model.bands` looks them up in."""
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Iterable, Sequence
 
 from advisor.core.predict.fitting.holdout import HeldOut
@@ -13,6 +14,7 @@ from advisor.core.predict.model.bands import (
     Band,
     Bands,
     band_for,
+    shown_band,
     union,
     widened,
 )
@@ -101,3 +103,31 @@ def moe_widening(residuals: Iterable[HeldOut], bands: Bands, kind: str) -> float
         if inside >= BAND_COVERAGE * len(rows) or w >= 3.0:
             return w
         step += 1
+
+
+CROSS_SOURCE_SPLITS = 40  # random halves of the sources the cross-source check draws
+
+
+def cross_source_coverage(
+    residuals: Sequence[HeldOut], splits: int = CROSS_SOURCE_SPLITS
+) -> dict[tuple[str, str], float]:
+    """Do the bands hold for sources they were not built from? Bands (and MoE widenings)
+    built from the held-out errors of a random half of the sources, the share of the other
+    half's errors inside them, over `splits` halves: (kind, basis) -> share. A band holds
+    BAND_COVERAGE of the errors it was built from; this says what it holds for the next
+    source's."""
+    rows = [h for h in residuals if _counted(h)]
+    sources = sorted({h.obs.source_url for h in rows})
+    inside: dict[tuple[str, str], list[bool]] = {}
+    for seed in range(splits):
+        half = set(random.Random(seed).sample(sources, len(sources) // 2))
+        built = [h for h in rows if h.obs.source_url in half]
+        bands = bands_from(built)
+        widening = {kind: moe_widening(built, bands, kind) for kind in ("decode", "prefill")}
+        for h in rows:
+            if h.obs.source_url in half:
+                continue
+            lo, hi = shown_band(bands, h.kind, h.obs.backend, h.basis, h.obs.moe,
+                                widening[h.kind])  # fmt: skip
+            inside.setdefault((h.kind, h.basis), []).append(lo <= math.exp(h.log_error) <= hi)
+    return {key: sum(v) / len(v) for key, v in sorted(inside.items())}
