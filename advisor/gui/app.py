@@ -150,6 +150,7 @@ def run_app(model: str | None = None, argv: list[str] | None = None) -> int:
     )
     window, services = build_window(paths, app, qsettings)
     services.errors.install()
+    _close_on_termination(app, window)
     window.show()
     log.info("window shown %.2f s after start", time.perf_counter() - started)
     if os.environ.get("ADVISOR_REPORT_STARTUP"):
@@ -197,6 +198,39 @@ def run_app(model: str | None = None, argv: list[str] | None = None) -> int:
     # give the rest a moment, then leave without waiting on a hung probe
     services.tasks.shutdown(3000)
     return code
+
+
+def _close_on_termination(app: QtWidgets.QApplication, window: MainWindow) -> None:
+    """SIGTERM (a `kill`, a logout, a service manager) closes the window as its close button
+    does: settings saved, background work and the projection process stopped. Python's default
+    dies on the spot and leaves the projection child running. Qt's event loop runs no Python
+    between events, so the signal also wakes it through a socket."""
+    import contextlib
+    import signal
+    import socket
+    import threading
+
+    if not hasattr(signal, "SIGTERM") or threading.current_thread() is not threading.main_thread():
+        return
+    wake, woken = socket.socketpair()
+    for end in (wake, woken):
+        end.setblocking(False)
+    try:
+        signal.set_wakeup_fd(wake.fileno())
+        signal.signal(signal.SIGTERM, lambda *_: QtCore.QTimer.singleShot(0, window.close))
+    except (ValueError, OSError):  # not allowed here (an embedding host): keep the default
+        return
+    notifier = QtCore.QSocketNotifier(woken.fileno(), QtCore.QSocketNotifier.Type.Read, app)
+
+    def drain() -> None:  # Python runs the handler on the way back from this call
+        with contextlib.suppress(OSError):
+            woken.recv(64)
+
+    notifier.activated.connect(drain)
+    _kept_alive[:] = [wake, woken, notifier]
+
+
+_kept_alive: list[object] = []  # the termination sockets and notifier, for the app's life
 
 
 def _app_icon() -> QtGui.QIcon | None:

@@ -3,6 +3,8 @@ the real child process, see it in the charts and the comparison, cancel, bad fil
 
 from __future__ import annotations
 
+import signal
+import sys
 import time
 
 import numpy as np
@@ -287,7 +289,6 @@ def test_the_app_starts_and_quits_cleanly_as_a_user_starts_it(tmp_path):
     up, and quitting while hardware detection still runs prints no traceback."""
     import os
     import subprocess
-    import sys
 
     env = {
         **os.environ,
@@ -301,6 +302,37 @@ def test_the_app_starts_and_quits_cleanly_as_a_user_starts_it(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "usable window" in out.stdout
     assert "Traceback" not in out.stderr and "Error" not in out.stderr, out.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or sys.platform == "win32", reason="POSIX")
+def test_a_terminated_app_closes_as_its_window_does_and_leaves_no_process(tmp_path):
+    """SIGTERM (a `kill`, a logout) ends the app the way its close button does: exit code 0,
+    and its child processes (the projections' process, its tracker) gone with it. Python's
+    default died on the spot and left the projection process running, parented to init."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "ADVISOR_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen([sys.executable, "-m", "advisor"], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        me = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(me.children(recursive=True)) < 2:
+            time.sleep(0.2)  # the window is up once the projection process has started
+        children = me.children(recursive=True)
+        assert children, "the app started no projection process"
+        time.sleep(1.0)
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    _, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive, [p.cmdline() for p in alive]
+    assert "Traceback" not in err, err
 
 
 def test_detections_never_overlap_and_the_last_request_wins(make_window, qtbot, recorded_report):
