@@ -216,9 +216,13 @@ def _close_on_termination(app: QtWidgets.QApplication, window: MainWindow) -> No
     for end in (wake, woken):
         end.setblocking(False)
     try:
-        signal.set_wakeup_fd(wake.fileno())
         signal.signal(signal.SIGTERM, lambda *_: QtCore.QTimer.singleShot(0, window.close))
+        signal.set_wakeup_fd(wake.fileno())
     except (ValueError, OSError):  # not allowed here (an embedding host): keep the default
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        wake.close()
+        woken.close()
         return
     notifier = QtCore.QSocketNotifier(woken.fileno(), QtCore.QSocketNotifier.Type.Read, app)
 

@@ -349,7 +349,7 @@ class SpeedModel:
         weights = step_weight_bytes(facts, streams)
         kv = facts.kv_cache_bytes(depth, cache_type)
         step_bytes = weights + streams * kv
-        bandwidth = device.bandwidth_bytes_per_s * min(p.share, 1.0)
+        bandwidth = device.bandwidth_bytes_per_s * min(p.share, 1.0)  # extra streams' rereads
         memory = p.memory_s(step_bytes * on_device, device.bandwidth_bytes_per_s)
         compute = p.matvec_s / tg_ratio
         if on_device < 1.0 and spill_bandwidth:
