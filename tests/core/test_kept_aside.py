@@ -104,3 +104,60 @@ def test_issue_37s_kept_aside_rows_are_all_from_its_sources():
     for path in sorted((KEPT / "issue-37").glob("*.csv")):
         for row in _rows(path):
             assert _issue_37_source(row["source_url"]), row["source_url"]
+
+
+# the sources issue 14 closed to new rows (its data rule; issue 37 keeps them closed): a
+# repository or folder, or a llama.cpp thread, that was mined or kept aside before
+CLOSED_14 = (
+    "/benches/",  # llama.cpp's own benches/ folder, in the repository or a fork
+    "llm-tracker.info",
+    "localscore.ai",
+    "github.com/lhl/strix-halo-testing",
+    "github.com/augmxnt/speed-benchmarking",
+    "github.com/1337hero/rx7900xtx-llama-bench-vulcan",
+    "github.com/kyuz0/amd-strix-halo-toolboxes",
+    "github.com/geerlingguy/beowulf-ai-cluster",
+    "community.frame.work/t/73280",
+    "frame.work/t/73280",
+    "github.com/intel/ipex-llm/issues/12991",
+)
+CLOSED_14_THREADS = ("pull/4766", "pull/13506", "pull/14001", "pull/16634", "pull/26284",
+                     "discussions/16578")  # fmt: skip
+
+
+def _issue_14_closed(url: str) -> bool:
+    url = url.lower()
+    if any(source in url for source in CLOSED_14):
+        return True
+    return any(m.group(1) in CLOSED_14_THREADS for m in _LLAMA_CPP_ANY.finditer(url))
+
+
+_LLAMA_CPP_ANY = re.compile(
+    r"github\.com/(?:ggml-org|ggerganov)/llama\.cpp/((?:issues|pull|discussions)/\d+)\b"
+)
+
+
+def test_issue_14s_closed_sources_are_recognised():
+    assert _issue_14_closed(
+        "https://github.com/ggml-org/llama.cpp/blob/4c7e989/benches/dgx-spark.md"
+    )
+    assert _issue_14_closed(
+        "https://github.com/someone/llama.cpp/blob/0b3d966/benches/dgx-spark/x.md"
+    )
+    assert _issue_14_closed(
+        "https://github.com/ggml-org/llama.cpp/discussions/16578#discussioncomment-1"
+    )
+    assert _issue_14_closed("https://github.com/ggerganov/llama.cpp/pull/26284")
+    assert not _issue_14_closed("https://github.com/ggml-org/llama.cpp/pull/262840")
+    assert not _issue_14_closed(
+        "https://github.com/kyuz0/mi50-gfx906-toolboxes/blob/2ee996a/README.md"
+    )
+
+
+def test_no_shipped_row_comes_from_a_source_issue_14_closed():
+    for path, reference in data_files():
+        if reference:
+            continue  # the reference set is published as it is
+        for row in _rows(path):
+            for url in re.findall(r"https?://[^\s\"',)|]+", row["source_url"]):
+                assert not _issue_14_closed(url), f"{path.name} cites {url}"

@@ -38,11 +38,11 @@ PREFILL_PENALTIES = {
 # `calibration_holdout.py --search-decode`): the fit's own error cannot choose it, since a
 # device term absorbs whatever it leaves out. The CPU backend launches no kernels: none there.
 T_LAYER_S = {
-    "cuda": LayerCost(100e-6, 0.5, 2.0),
+    "cuda": LayerCost(80e-6, 0.5, 2.0),
     "metal": LayerCost(170e-6),
-    "rocm": LayerCost(130e-6, 0.25, 1.5),
+    "rocm": LayerCost(130e-6, 0.5, 1.0),
     "sycl": LayerCost(220e-6, 0.0, 3.0),
-    "vulkan": LayerCost(60e-6, 0.5, 1.5),
+    "vulkan": LayerCost(60e-6, 0.25, 1.0),
 }
 # the grids the decode layer-cost search tries: seconds from none to several kernel launches
 # worth, exponents from none (the host sets the cost) to most of the device's speed, MoE

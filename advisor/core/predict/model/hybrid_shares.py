@@ -16,7 +16,7 @@ from dataclasses import dataclass
 # fitted on the published hybrid decode rows whose RAM was measured (projecting/hybrid_fit.py)
 MEASURED_RAM_SHARE = 0.82
 # fitted on the published hybrid decode rows whose RAM is rated or assumed
-RATED_RAM_SHARE = 0.56
+RATED_RAM_SHARE = 0.54
 # fitted on the published hybrid prefill rows (the share of the link's rated one-way rate)
 LINK_SHARE = 0.84
 
