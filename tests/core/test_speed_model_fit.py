@@ -205,7 +205,7 @@ def test_held_out_errors_and_a_refit_reproduce_the_shipped_fit():
     across = cross_source_coverage(residuals)
     quoted = saved["checks"]["bands_across_sources"]
     assert {f"{k}_{b}": v for (k, b), v in across.items()} == pytest.approx(quoted, abs=2e-3)
-    assert min(across[("decode", b)] for b in ("published", "modelled")) >= 0.8
+    assert min(across.values()) >= 0.8  # lopsided bands held 74% of prefill's (published)
 
 
 def test_a_band_is_checked_on_the_sources_it_was_not_built_from():
