@@ -70,16 +70,25 @@ KEPT_37_REPOS = (
 )
 KEPT_37_THREADS = ("issues/9765", "issues/10982", "pull/13326", "pull/15355", "pull/15427",
                    "pull/15631", "pull/16827", "pull/16834")  # fmt: skip
-LLAMA_CPP = re.compile(r"github\.com/(?:ggml-org|ggerganov)/llama\.cpp/((?:issues|pull)/\d+)\b")
+LLAMA_CPP = re.compile(
+    r"github\.com/(?:ggml-org|ggerganov)/llama\.cpp/((?:issues|pull|discussions)/\d+)\b"
+)
+URL = re.compile(r"https?://[^\s\"',)|]+")
+
+
+def _cites(url: str, sources: tuple[str, ...], threads: tuple[str, ...]) -> bool:
+    """Whether `url` is one of `sources` (a repository, folder or site) or one of llama.cpp's
+    `threads` ("pull/15355")."""
+    url = url.lower()
+    if any(source in url for source in sources):
+        return True
+    return any(m.group(1) in threads for m in LLAMA_CPP.finditer(url))
 
 
 def _issue_37_source(url: str) -> bool:
-    url = url.lower()
-    if any(repo in url for repo in KEPT_37_REPOS):
+    if "forums.developer.nvidia.com" in url.lower() and "mxfp4" in url.lower():
         return True
-    if "forums.developer.nvidia.com" in url and "mxfp4" in url:
-        return True
-    return any(m.group(1) in KEPT_37_THREADS for m in LLAMA_CPP.finditer(url))
+    return _cites(url, KEPT_37_REPOS, KEPT_37_THREADS)
 
 
 def test_issue_37s_kept_aside_sources_are_recognised():
@@ -96,7 +105,7 @@ def test_no_shipped_file_cites_a_source_issue_37_keeps_aside():
     shipped += sorted((ROOT / "resources" / "data").glob("*.md"))
     for path in shipped:
         text = path.read_text(encoding="utf-8")
-        for url in re.findall(r"https?://[^\s\"',)|]+", text):
+        for url in URL.findall(text):
             assert not _issue_37_source(url), f"{path.name} cites {url}"
 
 
@@ -117,8 +126,7 @@ CLOSED_14 = (
     "github.com/1337hero/rx7900xtx-llama-bench-vulcan",
     "github.com/kyuz0/amd-strix-halo-toolboxes",
     "github.com/geerlingguy/beowulf-ai-cluster",
-    "community.frame.work/t/73280",
-    "frame.work/t/73280",
+    "frame.work/t/73280",  # the Framework community topic
     "github.com/intel/ipex-llm/issues/12991",
 )
 CLOSED_14_THREADS = ("pull/4766", "pull/13506", "pull/14001", "pull/16634", "pull/26284",
@@ -126,15 +134,7 @@ CLOSED_14_THREADS = ("pull/4766", "pull/13506", "pull/14001", "pull/16634", "pul
 
 
 def _issue_14_closed(url: str) -> bool:
-    url = url.lower()
-    if any(source in url for source in CLOSED_14):
-        return True
-    return any(m.group(1) in CLOSED_14_THREADS for m in _LLAMA_CPP_ANY.finditer(url))
-
-
-_LLAMA_CPP_ANY = re.compile(
-    r"github\.com/(?:ggml-org|ggerganov)/llama\.cpp/((?:issues|pull|discussions)/\d+)\b"
-)
+    return _cites(url, CLOSED_14, CLOSED_14_THREADS)
 
 
 def test_issue_14s_closed_sources_are_recognised():
@@ -159,5 +159,5 @@ def test_no_shipped_row_comes_from_a_source_issue_14_closed():
         if reference:
             continue  # the reference set is published as it is
         for row in _rows(path):
-            for url in re.findall(r"https?://[^\s\"',)|]+", row["source_url"]):
+            for url in URL.findall(row["source_url"]):
                 assert not _issue_14_closed(url), f"{path.name} cites {url}"
