@@ -11,14 +11,19 @@
 #      moved to RAM
 #   b  parity with llama-bench on the GPU (-ngl 99, synthetic dense models)
 #   c  hybrid parity: --cpu-moe N against llama-bench -ngl 99 -ncmoe N (synthetic Qwen3-30B-A3B)
-# run in that order (cheap and telling first), each boxed by `timeout` inside the whole
+#   f  full-size synthetic files (the shapes published rows use) timed by llama-bench itself,
+#      -ngl 99 pp512 tg128: what the speed model's prediction for this GPU is checked against
+# run in the order a, f, b, c, d, e (the figures nothing else gives first), each boxed by
+# `timeout` inside the whole
 # script's budget; a step that fails or runs out of time is recorded in summary.txt and the
 # next one runs. Prepare the carry HERE first: benchmarks/gpu_check_prepare.sh.
 #
 # usage (repository root; build/gpu-carry carried):  OUT=DIR benchmarks/gpu_check.sh
 # environment:
 #   OUT                 results (default benchmarks/results/gpu-check-DATE): 8 files, summary.txt
-#                       first; no folders
+#                       first (setup.log ends up inside steps.log); no folders
+#   GPU_CHECK_FULL      the full-size files of step f, shape:quant (default four; in the CPU
+#                       rehearsal one small one)
 #   GPU_CHECK_CPU=1     rehearsal where there is no GPU: llama.cpp built without CUDA, smaller
 #                       tests, the hybrid parity (c) skipped, and (e) expects the app's refusal
 #   GPU_CHECK_BUDGET_S  seconds for the whole script (default 550; 7200 with GPU_CHECK_CPU=1)
@@ -346,6 +351,37 @@ fi
 # a: detection as the app sees it (NVML, llama.cpp's devices through LLAMA_CPP_LIB_PATH)
 step detect 90 20 "\"\$PY\" -m advisor detect --json > \"\$out/detect.json\" $tee_err"
 
+# f: full-size files, timed by llama-bench itself (no app code in the figure): one file at a
+# time (written, measured, removed: the disk holds 64 GiB); JSON lines with llama.cpp's build
+full_n=3
+if [ "$cpu_mode" = 1 ]; then
+  full_models=${GPU_CHECK_FULL:-qwen2.5-0.5b:q4_0}
+  full_args="-p 64 -n 16 -r 1"
+else
+  full_models=${GPU_CHECK_FULL:-llama-2-7b:q4_0 qwen2.5-14b:q4_k_m qwen2.5-7b:q4_k_m llama-3.1-8b:q8_0}
+  full_args="-ngl 99 -p 512 -n 128 -r $full_n"
+fi
+export full_models full_args work
+step full-models 180 40 'for spec in $full_models; do
+    f=$work/full-${spec%%:*}-${spec##*:}.gguf
+    "$PY" -m advisor synth --shape "${spec%%:*}" --quant "${spec##*:}" --force "$f" >&2 &&
+      "$llama_bench" -m "$f" $full_args -o jsonl >> "$out/full-models.jsonl" 2>> "$steps_log"
+    rc=$?; rm -f "$f"; [ $rc = 0 ] || echo "full-models: $spec failed rc=$rc" >&2
+  done'
+
+# b: parity with llama-bench, all layers on the GPU
+step parity-gpu 240 60 "\"\$PY\" benchmarks/parity_llama_bench.py --llama-bench \"\$llama_bench\" \
+  $parity --models-dir \"\$models\" 2>&1 | tee \"\$out/parity-gpu.txt\""
+
+# c: parity of a hybrid placement: the experts of the first 3 of 6 layers in RAM on both sides
+if [ "$cpu_mode" = 1 ]; then
+  log "parity-hybrid  SKIPPED: needs a GPU (the app refuses --cpu-moe without one)"
+else
+  step parity-hybrid 200 60 "\"\$PY\" benchmarks/parity_llama_bench.py --llama-bench \
+    \"\$llama_bench\" --cpu-moe 3 $parity --models-dir \"\$models\" 2>&1 \
+    | tee \"\$out/parity-hybrid.txt\""
+fi
+
 # d: energy (NVML) and the longest context on the GPU
 step bench-gpu 180 40 \
   "\"\$PY\" -m advisor bench $bench_d --json --no-save --quiet > \"\$out/bench-gpu.json\" $tee_err"
@@ -361,19 +397,6 @@ if [ "$cpu_mode" = 1 ]; then # no GPU: the app must refuse in one sentence, exit
 else
   step bench-cpu-moe 150 40 \
     "\"\$PY\" -m advisor bench $bench_e --json --no-save --quiet > \"\$out/bench-cpu-moe.json\" $tee_err"
-fi
-
-# b: parity with llama-bench, all layers on the GPU
-step parity-gpu 240 60 "\"\$PY\" benchmarks/parity_llama_bench.py --llama-bench \"\$llama_bench\" \
-  $parity --models-dir \"\$models\" 2>&1 | tee \"\$out/parity-gpu.txt\""
-
-# c: parity of a hybrid placement: the experts of the first 3 of 6 layers in RAM on both sides
-if [ "$cpu_mode" = 1 ]; then
-  log "parity-hybrid  SKIPPED: needs a GPU (the app refuses --cpu-moe without one)"
-else
-  step parity-hybrid 200 60 "\"\$PY\" benchmarks/parity_llama_bench.py --llama-bench \
-    \"\$llama_bench\" --cpu-moe 3 $parity --models-dir \"\$models\" 2>&1 \
-    | tee \"\$out/parity-hybrid.txt\""
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -424,6 +447,18 @@ for name in ("bench-gpu.json", "bench-cpu-moe.json"):
               run.get("predicted_longest_context_tokens"))
     for note in run.get("notes", []):
         print("  note:", note[:400])
+full = out / "full-models.jsonl"
+if full.exists():
+    print("full-models.jsonl (llama-bench):")
+    for line in full.read_text().splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        test = f"pp{r['n_prompt']}" if r.get("n_prompt") else f"tg{r.get('n_gen')}"
+        print(f"  {Path(r.get('model_filename', '?')).name:34s} {test:6s} "
+              f"{r.get('avg_ts', 0):9.1f} +- {r.get('stddev_ts', 0):6.1f} t/s  "
+              f"fa {r.get('flash_attn')} build {r.get('build_commit')} ({r.get('build_number')})")
 for name in ("parity-gpu.txt", "parity-hybrid.txt"):
     p = out / name
     if p.exists():
@@ -434,4 +469,5 @@ PY
   echo
   echo "total $(($(now) - t0))s of a ${budget}s budget"
 } | tee -a "$summary"
+{ echo; echo "=== setup.log"; cat "$setup_log"; } >>"$steps_log" && rm -f "$setup_log"
 ls "$out" | paste -sd' ' | sed 's/^/files: /'
