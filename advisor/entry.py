@@ -18,6 +18,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         multiprocessing.freeze_support()
     if args[:1] == ["--bench-child"]:  # the frozen app runs its own benchmark child process
+        from advisor.bench.preload import llama_before_numpy
+
+        llama_before_numpy()  # before the child's imports load numpy (advisor/bench/preload.py)
         from advisor.bench.child import main as child_main
 
         return child_main(args[1:])
