@@ -35,6 +35,7 @@
 #                       the first that works, in that order)
 #   GPU_CHECK_JOBS      build jobs (default: all cores)
 #   GPU_CHECK_CARRY     the carried folder (default build/gpu-carry)
+#   GPU_CHECK_ONLY      the steps to run, by name ("detect bench-gpu"; default all)
 #   GPU_CHECK_CMAKE_ARGS  more -D flags for llama.cpp (e.g. -DGGML_CUDA_FA=OFF for a faster build)
 set -uo pipefail # no -e: each step's failure is recorded, and the next step runs
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,6 +73,10 @@ left() { echo $(($deadline - $(now))); }
 RESERVE_S=15
 step() {
   local name=$1 want=$2 min=$3 cmd=$4 box start rc status
+  if [ -n "${GPU_CHECK_ONLY:-}" ] && [[ " $GPU_CHECK_ONLY " != *" $name "* ]]; then
+    printf '%-14s SKIPPED: not in GPU_CHECK_ONLY\n' "$name" | tee -a "$summary"
+    return 125
+  fi
   box=$(($(left) - RESERVE_S))
   [ "$box" -gt "$want" ] && box=$want
   if [ "$box" -lt "$min" ]; then
