@@ -348,6 +348,7 @@ def run_benchmark(
     """Measure a model like llama-bench; yield Progress events, then one RunResult or Failure."""
     cancel = cancel or threading.Event()
     llama: LlamaModel | None = None
+    run: _Run | None = None
     try:
         if config.synthetic:
             yield Progress("preparing", 0, 1, message="Preparing the synthetic model")
@@ -445,5 +446,7 @@ def run_benchmark(
     except OSError as exc:
         yield Failure(f"A file could not be read or written ({exc.strerror or exc}).", repr(exc))
     finally:
+        if run is not None and run.power is not None:
+            run.power.close()
         if llama is not None:
             llama.free()

@@ -228,7 +228,10 @@ class PowerMeter:
                 source.sample(now)
 
     def stop(self) -> PowerReading | None:
-        """Energy since start(): None when no source could be read (see availability)."""
+        """Energy since start(): None when no source could be read (see availability), or
+        when no counter moved. A device at work never draws 0 W: a counter that stood still
+        ticks too rarely for so short a window (NVML's stood still over a 40 ms prefill on an
+        H200), and 0 J is no measurement. The meter can be started again; close() ends it."""
         if self._thread is not None:
             self._stopping.set()
             self._thread.join(timeout=2.0)
@@ -236,15 +239,24 @@ class PowerMeter:
         with self._lock:
             now = self._clock()
             parts = [source.stop(now) for source in self._sources]
-        if self._on_close is not None:
-            with contextlib.suppress(Exception):
-                self._on_close()
-        reading = combine_readings([(p.source, p.joules, p.seconds, "") for p in parts])
+        moved = [p for p in parts if p.joules > 0]
+        reading = combine_readings([(p.source, p.joules, p.seconds, "") for p in moved])
         if reading is None:
             return None
         notes = [self._scope_note] if self._scope_note else []
-        notes += [note for part in parts for note in part.notes]
+        notes += [note for part in moved for note in part.notes]
+        notes += [f"{p.source}: the counter did not move; left out" for p in parts
+                  if p.joules <= 0]  # fmt: skip
         return replace(reading, note="; ".join(dict.fromkeys(notes)))
+
+    def close(self) -> None:
+        """Release what the sources hold (NVML), once, after the last window: a meter that
+        shut NVML down after its first window could read no later one (on the H200 every
+        test after the first fell back to the catalogue's TDP)."""
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            with contextlib.suppress(Exception):
+                on_close()
 
     def _run(self) -> None:
         interval = self._interval_s or 1.0

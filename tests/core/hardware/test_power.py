@@ -438,3 +438,55 @@ def test_background_sampling_runs_at_10_hz_only_for_power_sources(
     reading = meter.stop()
     assert min_samples <= during <= max_samples
     assert reading is not None and reading.joules == 1.0
+
+
+class ShutdownNvml(FakeNvml):
+    """pynvml after nvmlShutdown(): every call fails until it is initialised again."""
+
+    def __init__(self, clock: FakeClock, energy_mj: Callable[[float], int]) -> None:
+        super().__init__(clock, energy_mj=energy_mj)
+        self.shutdowns = 0
+
+    def nvmlShutdown(self) -> None:
+        self.shutdowns += 1
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle: str) -> int:
+        if self.shutdowns:
+            raise NVMLError_NotSupported("Uninitialized")
+        return super().nvmlDeviceGetTotalEnergyConsumption(handle)
+
+
+def test_one_meter_measures_every_test_of_a_run_and_releases_nvml_once_at_the_end():
+    # on the lent H200 (2026-12-04) the meter shut NVML down after the run's first test: every
+    # later test fell back to the catalogue TDP
+    clock = FakeClock()
+    nvml = ShutdownNvml(clock, energy_mj=lambda t: 1_000_000 + round(300_000 * t))  # 300 W
+    found, _ = S.nvml_sources(nvml, None)
+    meter = S.PowerMeter(found, clock=clock, on_close=nvml.nvmlShutdown)
+    readings = []
+    for window in range(3):
+        clock.now = 10.0 * window
+        meter.start(background=False)
+        clock.now += 2.0
+        readings.append(meter.stop())
+    assert [r.average_w for r in readings] == pytest.approx([300.0, 300.0, 300.0])
+    assert nvml.shutdowns == 0
+    meter.close()
+    meter.close()
+    assert nvml.shutdowns == 1
+
+
+def test_a_counter_that_did_not_move_is_no_measurement_of_zero_watts():
+    # NVML's energy counter stood still over a 40 ms prefill on the H200: 0 J, shown as a
+    # measured 0.0 W, 0.0 J/token; a working GPU never draws 0 W
+    clock = FakeClock()
+    nvml = FakeNvml(clock, energy_mj=lambda t: 5_000_000 + 30_000 * int(t / 0.1))  # 0.1 s ticks
+    meter = S.meter_for("gpu", platform="linux", nvml=nvml, gpu_vendor="nvidia", clock=clock)
+    clock.now = 0.01
+    meter.start(background=False)
+    clock.now = 0.05
+    assert meter.stop() is None  # the runner then labels the catalogue TDP an estimate
+    clock.now = 1.0
+    meter.start(background=False)
+    clock.now = 3.0
+    assert meter.stop().average_w == pytest.approx(300.0, rel=0.05)  # it ticks again
