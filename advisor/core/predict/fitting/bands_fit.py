@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 from advisor.core.predict.fitting.holdout import HeldOut
 from advisor.core.predict.model.bands import (
@@ -106,6 +107,37 @@ def moe_widening(residuals: Iterable[HeldOut], bands: Bands, kind: str) -> float
 CROSS_SOURCE_SPLITS = 40  # random halves of the sources the cross-source check draws
 
 
+@dataclass(frozen=True)
+class SourceHalf:
+    """One random half of the sources: the held-out rows it holds, the bands and MoE widenings
+    built from them, and the other half's rows, which those bands are checked on."""
+
+    built: list[HeldOut]
+    bands: Bands
+    widening: dict[str, float]
+    checked: list[HeldOut]
+
+    def band(self, h: HeldOut) -> Band:
+        """The band shown for a checked row."""
+        return shown_band(self.bands, h.kind, h.obs.backend, h.basis, h.obs.moe,
+                          self.widening[h.kind])  # fmt: skip
+
+
+def source_halves(
+    residuals: Sequence[HeldOut], splits: int = CROSS_SOURCE_SPLITS
+) -> Iterator[SourceHalf]:
+    """`splits` random halves of the sources of the current-build held-out rows (seeded 0..)."""
+    rows = [h for h in residuals if _counted(h)]
+    sources = sorted({h.obs.source_url for h in rows})
+    for seed in range(splits):
+        half = set(random.Random(seed).sample(sources, len(sources) // 2))
+        built = [h for h in rows if h.obs.source_url in half]
+        bands = bands_from(built)
+        widening = {kind: moe_widening(built, bands, kind) for kind in ("decode", "prefill")}
+        checked = [h for h in rows if h.obs.source_url not in half]
+        yield SourceHalf(built, bands, widening, checked)
+
+
 def cross_source_coverage(
     residuals: Sequence[HeldOut], splits: int = CROSS_SOURCE_SPLITS
 ) -> dict[tuple[str, str], float]:
@@ -114,18 +146,9 @@ def cross_source_coverage(
     half's errors inside them, over `splits` halves: (kind, basis) -> share. A band holds
     BAND_COVERAGE of the errors it was built from; this says what it holds for the next
     source's."""
-    rows = [h for h in residuals if _counted(h)]
-    sources = sorted({h.obs.source_url for h in rows})
     inside: dict[tuple[str, str], list[bool]] = {}
-    for seed in range(splits):
-        half = set(random.Random(seed).sample(sources, len(sources) // 2))
-        built = [h for h in rows if h.obs.source_url in half]
-        bands = bands_from(built)
-        widening = {kind: moe_widening(built, bands, kind) for kind in ("decode", "prefill")}
-        for h in rows:
-            if h.obs.source_url in half:
-                continue
-            lo, hi = shown_band(bands, h.kind, h.obs.backend, h.basis, h.obs.moe,
-                                widening[h.kind])  # fmt: skip
+    for half in source_halves(residuals, splits):
+        for h in half.checked:
+            lo, hi = half.band(h)
             inside.setdefault((h.kind, h.basis), []).append(lo <= math.exp(h.log_error) <= hi)
     return {key: sum(v) / len(v) for key, v in sorted(inside.items())}
